@@ -1,0 +1,96 @@
+"""Options shared by ``godot-mcp serve`` and every ``godot-mcp-admin`` subcommand.
+
+Each option may also come from its environment variable; the command line wins.
+Validation errors are ConfigError (one line, exit status 2 at the CLI edge).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from godot_mcp.errors import ConfigError
+from godot_mcp.store.values import Limits
+
+_INT_OPTIONS = (
+    ("max_output_bytes", "GODOT_MCP_MAX_OUTPUT_BYTES", 512 * 1024),
+    ("store_budget_bytes", "GODOT_MCP_STORE_BUDGET_BYTES", 256 * 1024 * 1024),
+    ("retention_seconds", "GODOT_MCP_RETENTION_SECONDS", 900),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved options."""
+
+    state_dir: Path
+    godot: str | None
+    godot_headless: str | None
+    limits: Limits
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """Add the shared options (defaults stay None so env vars can fill them)."""
+    parser.add_argument("--state-dir", metavar="DIR")
+    parser.add_argument("--godot", metavar="BIN")
+    parser.add_argument("--godot-headless", metavar="BIN")
+    parser.add_argument("--max-output-bytes", metavar="N")
+    parser.add_argument("--store-budget-bytes", metavar="N")
+    parser.add_argument("--retention-seconds", metavar="N")
+
+
+def _positive_int(name: str, raw: str) -> int:
+    text = raw.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
+    return int(text)
+
+
+def resolve(
+    args: argparse.Namespace, env: Mapping[str, str] = os.environ, project: Path | None = None
+) -> Settings:
+    """Turn parsed arguments plus the environment into Settings, or raise ConfigError."""
+    values: dict[str, int] = {}
+    for attr, var, default in _INT_OPTIONS:
+        raw = getattr(args, attr, None)
+        source = "--" + attr.replace("_", "-")
+        if raw is None and env.get(var):
+            raw, source = env[var], var
+        values[attr] = default if raw is None else _positive_int(source, raw)
+    state = getattr(args, "state_dir", None) or env.get("GODOT_MCP_STATE_DIR")
+    state_dir = Path(state) if state else Path(platformdirs.user_state_dir("godot-mcp"))
+    state_dir = state_dir.expanduser().resolve()
+    if project is not None:
+        proj = project.resolve()
+        if state_dir == proj or proj in state_dir.parents:
+            raise ConfigError("the state dir must not be inside the project")
+    return Settings(
+        state_dir=state_dir,
+        godot=getattr(args, "godot", None) or env.get("GODOT_BIN") or None,
+        godot_headless=getattr(args, "godot_headless", None)
+        or env.get("GODOT_HEADLESS_BIN")
+        or None,
+        limits=Limits(**values),
+    )
+
+
+def check_project(raw: str) -> Path:
+    """The project root, which must be a directory holding ``project.godot``."""
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"project directory does not exist: {raw}")
+    if not (path / "project.godot").is_file():
+        raise ConfigError(f"not a Godot project (no project.godot): {raw}")
+    return path.resolve()
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")

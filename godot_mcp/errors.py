@@ -1,0 +1,85 @@
+"""The one error tree of godot-mcp.
+
+Every failure a user can meet is one of these, and the MCP edge maps each to
+exactly one outcome (``godot_mcp.edge.outcomes``)::
+
+    GodotMcpError                      outcome
+    ├── ConfigError                    (CLI: exit status 2)
+    ├── InvalidArgument                invalid_argument
+    ├── NotFound                       not_found
+    ├── PermissionDenied               permission_denied (HTTP: not_found)
+    ├── OutOfRange                     out_of_range      (HTTP: not_found)
+    ├── TooLarge                       too_large
+    ├── Unavailable                    unavailable
+    ├── Timeout                        timeout
+    └── Failed                         failed
+        ├── IntegrityError             bytes differ from what was promised
+        └── StorageError               a write or fsync failed (ENOSPC, EIO, ...)
+
+Messages are one line and never name a private path.
+"""
+
+from __future__ import annotations
+
+
+class GodotMcpError(Exception):
+    """Base of every typed failure; ``outcome`` names the tool outcome."""
+
+    outcome = "failed"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(GodotMcpError):
+    """A bad option, a missing project, a state dir inside the project."""
+
+    outcome = "invalid_argument"
+
+
+class InvalidArgument(GodotMcpError):
+    outcome = "invalid_argument"
+
+
+class NotFound(GodotMcpError):
+    outcome = "not_found"
+
+
+class PermissionDenied(GodotMcpError):
+    outcome = "permission_denied"
+
+
+class OutOfRange(GodotMcpError):
+    """A byte range the contract does not admit."""
+
+    outcome = "out_of_range"
+
+    def __init__(self, message: str, *, size: int, max_output_bytes: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.max_output_bytes = max_output_bytes
+
+
+class TooLarge(GodotMcpError):
+    outcome = "too_large"
+
+
+class Unavailable(GodotMcpError):
+    outcome = "unavailable"
+
+
+class Timeout(GodotMcpError):
+    outcome = "timeout"
+
+
+class Failed(GodotMcpError):
+    outcome = "failed"
+
+
+class IntegrityError(Failed):
+    """Bytes differ from the length or SHA-256 they were promised to have."""
+
+
+class StorageError(Failed):
+    """The disk refused a write (ENOSPC, EIO, a failing fsync)."""

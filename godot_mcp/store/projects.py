@@ -1,0 +1,98 @@
+"""Project generations: a counter per project root, kept in the store.
+
+The identity of a project is the SHA-256 of its ``project.godot``. Each request
+first compares a cheap stat signature; only when that changed is the file
+hashed, and only when the hash changed does the generation advance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.models import Project
+
+
+@dataclass(frozen=True)
+class ProjectState:
+    """A project's row id and its current generation."""
+
+    id: int
+    generation: int
+
+
+def _signature(project_file: Path) -> str:
+    try:
+        st = os.stat(project_file)
+    except OSError:
+        return "missing"
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+def _identity(project_file: Path) -> str | None:
+    try:
+        with open(project_file, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+class Projects:
+    """Generation bookkeeping over the store's database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._seen: dict[str, str] = {}
+
+    def observe(self, root: Path) -> ProjectState:
+        """The project's state now; advances the generation if ``project.godot`` changed."""
+        key = str(root)
+        sig = _signature(root / "project.godot")
+        if self._seen.get(key) == sig:
+            with read_session(self.engine) as s:
+                row = s.scalars(select(Project).where(Project.root == key)).one_or_none()
+                if row is not None and row.stat_signature == sig:
+                    return ProjectState(row.id, row.generation)
+        identity = _identity(root / "project.godot")
+        with write_session(self.engine) as s:
+            row = self._get_or_create(s, key, identity)
+            if row.identity_sha256 != identity:
+                row.generation += 1
+                row.identity_sha256 = identity
+            row.stat_signature = sig
+            state = ProjectState(row.id, row.generation)
+        self._seen[key] = sig
+        return state
+
+    def advance(self, root: Path) -> ProjectState:
+        """Advance the generation unconditionally (``project.reload``)."""
+        key = str(root)
+        identity = _identity(root / "project.godot")
+        with write_session(self.engine) as s:
+            row = self._get_or_create(s, key, identity)
+            row.generation += 1
+            row.identity_sha256 = identity
+            row.stat_signature = _signature(root / "project.godot")
+            state = ProjectState(row.id, row.generation)
+        self._seen[key] = row.stat_signature or ""
+        return state
+
+    def current(self, project_id: int) -> int | None:
+        """The current generation of a project row, None if unknown."""
+        with read_session(self.engine) as s:
+            return s.scalar(select(Project.generation).where(Project.id == project_id))
+
+    @staticmethod
+    def _get_or_create(s: Session, key: str, identity: str | None) -> Project:
+        row = s.scalars(select(Project).where(Project.root == key)).one_or_none()
+        if row is None:
+            row = Project(root=key, generation=1, identity_sha256=identity)
+            s.add(row)
+            s.flush()
+        return row

@@ -1,0 +1,455 @@
+"""The artifact store: register, read, list and release artifacts.
+
+Pure library: it knows nothing of MCP. See ``docs/store.md`` for the write path,
+the locking and the crash reasoning.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+from sqlalchemy import and_, delete, func, or_, select, tuple_
+from sqlalchemy.orm import Session
+
+from godot_mcp.errors import (
+    Failed,
+    IntegrityError,
+    InvalidArgument,
+    NotFound,
+    OutOfRange,
+    PermissionDenied,
+    TooLarge,
+)
+from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob
+from godot_mcp.store.db import make_engine, read_session, upgrade_to_head, write_session
+from godot_mcp.store.faults import checkpoint
+from godot_mcp.store.ids import admit_range, artifact_uri, new_id, parse_uri
+from godot_mcp.store.locks import BlobLock
+from godot_mcp.store.models import Artifact, Blob, Project
+from godot_mcp.store.projects import Projects
+from godot_mcp.store.values import (
+    ArtifactInfo,
+    Caller,
+    Clock,
+    Limits,
+    NewArtifact,
+    Page,
+    ReadResult,
+    StoreLayout,
+    from_us,
+    to_us,
+    utc_now,
+)
+
+_DIGEST_CACHE = 64
+
+
+def _mkdir_private(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def _info(row: Artifact) -> ArtifactInfo:
+    return ArtifactInfo(
+        id=row.id,
+        uri=artifact_uri(row.id),
+        media_type=row.media_type,
+        size=row.size,
+        sha256=row.sha256,
+        created_at=from_us(row.created_us),
+        expires_at=from_us(row.expires_us),
+        generation=row.generation,
+        frames=row.frames,
+        width=row.width,
+        height=row.height,
+        name=row.name,
+        export_id=row.export_id,
+    )
+
+
+def release_dead(s: Session, now_us: int) -> tuple[int, list[str]]:
+    """Delete expired and older-generation artifacts, then blob rows nobody references.
+
+    Runs inside a write transaction; returns the count of artifacts released and
+    the SHA-256 of blob rows deleted (their files go only after the commit).
+    """
+    stale_gen = select(Project.id).where(
+        and_(Project.id == Artifact.project_id, Project.generation != Artifact.generation)
+    )
+    dead = s.execute(
+        select(Artifact.id, Artifact.sha256).where(
+            or_(Artifact.expires_us <= now_us, stale_gen.exists())
+        )
+    ).all()
+    if not dead:
+        return 0, []
+    s.execute(delete(Artifact).where(Artifact.id.in_([d.id for d in dead])))
+    return len(dead), drop_unreferenced_blobs(s, {d.sha256 for d in dead})
+
+
+def drop_unreferenced_blobs(s: Session, candidates: Iterable[str]) -> list[str]:
+    """Delete the blob rows among ``candidates`` that no artifact references."""
+    gone: list[str] = []
+    for sha in sorted(set(candidates)):
+        used = s.scalar(select(func.count()).select_from(Artifact).where(Artifact.sha256 == sha))
+        if not used:
+            s.execute(delete(Blob).where(Blob.sha256 == sha))
+            gone.append(sha)
+    return gone
+
+
+def live_bytes(s: Session) -> int:
+    """Sum of the sizes of the artifacts that hold budget (every row not yet released)."""
+    return int(s.scalar(select(func.coalesce(func.sum(Artifact.size), 0))) or 0)
+
+
+class ArtifactStore:
+    """Metadata in SQLite, bytes in a content-addressed blob directory."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        limits: Limits | None = None,
+        clock: Clock = utc_now,
+        block_size: int = BLOCK_SIZE,
+    ) -> None:
+        self.layout = StoreLayout(Path(state_dir))
+        self.limits = limits or Limits()
+        self.clock = clock
+        for d in (self.layout.state_dir, self.layout.blob_dir, self.layout.scratch_dir):
+            _mkdir_private(d)
+        self.blobs = FsBlobStore(self.layout.blob_dir, self.layout.quarantine_dir, block_size)
+        self.lock = BlobLock(self.layout.lock_path)
+        self.engine = make_engine(self.layout.db_path)
+        upgrade_to_head(self.engine)
+        os.chmod(self.layout.db_path, 0o600)
+        self.projects = Projects(self.engine)
+        self._digests: OrderedDict[str, bytes] = OrderedDict()
+
+    def close(self) -> None:
+        """Release database connections."""
+        self.engine.dispose()
+
+    def _now_us(self) -> int:
+        return to_us(self.clock())
+
+    # -- registration -------------------------------------------------------
+
+    def register(
+        self, caller: Caller, generation: int, item: NewArtifact, export_id: str | None = None
+    ) -> ArtifactInfo:
+        """Register one artifact bound to ``caller`` and ``generation``."""
+        return self.register_group(caller, generation, [item], export_id)[0]
+
+    def register_group(
+        self,
+        caller: Caller,
+        generation: int,
+        items: Sequence[NewArtifact],
+        export_id: str | None = None,
+    ) -> list[ArtifactInfo]:
+        """Register artifacts that commit together or not at all.
+
+        Raises TooLarge when they do not fit the budget after releasing dead
+        artifacts, IntegrityError when bytes differ from what was promised,
+        StorageError when the disk refuses. Nothing is kept on failure.
+        """
+        budget = self.limits.store_budget_bytes
+        staged: list[StagedBlob] = []
+        published: list[str] = []
+        freed: list[str] = []
+        try:
+            with self.lock.shared():
+                for item in items:
+                    st = self._stage(item)
+                    staged.append(st)
+                    if sum(x.size for x in staged) > budget:
+                        raise TooLarge(
+                            f"{sum(x.size for x in staged)} bytes do not fit the store budget "
+                            f"of {budget} bytes"
+                        )
+                checkpoint("register.staged")
+                for st in staged:
+                    self.blobs.publish(st)
+                    published.append(st.sha256)
+                checkpoint("register.published")
+                infos, freed = self._commit(caller, generation, items, staged, export_id)
+                checkpoint("register.committed")
+        except BaseException:
+            for st in staged:
+                self.blobs.discard(st)
+            self._collect(published + freed)
+            raise
+        self._collect(freed)
+        return infos
+
+    def _stage(self, item: NewArtifact) -> StagedBlob:
+        source: bytes | BinaryIO | Path = item.source
+        if isinstance(source, Path):
+            with open(source, "rb", buffering=0) as f:
+                st = self.blobs.stage(f)
+        else:
+            st = self.blobs.stage(source)
+        if (item.expected_size is not None and st.size != item.expected_size) or (
+            item.expected_sha256 is not None and st.sha256 != item.expected_sha256.lower()
+        ):
+            self.blobs.discard(st)
+            raise IntegrityError("the bytes do not match their expected length and SHA-256")
+        return st
+
+    def _commit(
+        self,
+        caller: Caller,
+        generation: int,
+        items: Sequence[NewArtifact],
+        staged: Sequence[StagedBlob],
+        export_id: str | None,
+    ) -> tuple[list[ArtifactInfo], list[str]]:
+        budget = self.limits.store_budget_bytes
+        total = sum(st.size for st in staged)
+        with write_session(self.engine) as s:
+            now = self._now_us()
+            _, freed = release_dead(s, now)
+            current = s.scalar(select(Project.generation).where(Project.id == caller.project_id))
+            if current != generation:
+                raise Failed("the project changed (new generation) before the bytes were stored")
+            used = live_bytes(s)
+            if used + total > budget:
+                raise TooLarge(
+                    f"{total} bytes do not fit the store budget ({used} of {budget} bytes in use)"
+                )
+            rows: list[Artifact] = []
+            for item, st in zip(items, staged, strict=True):
+                if not self.blobs.exists(st.sha256, st.size):
+                    raise IntegrityError("a published blob vanished before its commit")
+                if s.get(Blob, st.sha256) is None:
+                    s.add(
+                        Blob(
+                            sha256=st.sha256,
+                            size=st.size,
+                            block_size=self.blobs.block_size,
+                            block_digests=st.block_digests,
+                            created_us=now,
+                        )
+                    )
+                    s.flush()
+                rows.append(
+                    Artifact(
+                        id=new_id(),
+                        project_id=caller.project_id,
+                        generation=generation,
+                        principal=caller.principal,
+                        session_id=caller.session_id,
+                        launch_id=caller.launch_id,
+                        media_type=item.media_type,
+                        size=st.size,
+                        sha256=st.sha256,
+                        frames=item.frames,
+                        width=item.width,
+                        height=item.height,
+                        name=item.name,
+                        export_id=export_id,
+                        created_us=now,
+                        expires_us=now
+                        + self.limits.retention_seconds * 1_000_000,
+                    )
+                )
+            s.add_all(rows)
+            s.flush()
+            checkpoint("register.before_commit")
+            infos = [_info(r) for r in rows]
+        return infos, freed
+
+    def _collect(self, candidates: Iterable[str]) -> None:
+        """Delete blob files that have no row, if no registration is in flight.
+
+        Skipped (left to the next collection or reconcile) when the lock is busy.
+        """
+        todo = sorted(set(candidates))
+        if not todo:
+            return
+        with self.lock.exclusive(timeout=0) as ok:
+            if not ok:
+                return
+            with read_session(self.engine) as s:
+                kept = set(s.scalars(select(Blob.sha256).where(Blob.sha256.in_(todo))))
+            for sha in todo:
+                if sha not in kept:
+                    self.blobs.delete(sha)
+                    checkpoint("collect.deleted")
+
+    # -- reads ---------------------------------------------------------------
+
+    def resolve(self, caller: Caller, artifact_id: str) -> Artifact:
+        """The artifact row if it resolves and is bound to ``caller``; typed refusal otherwise."""
+        now = self._now_us()
+        with read_session(self.engine) as s:
+            row = s.get(Artifact, artifact_id)
+            current = (
+                None
+                if row is None
+                else s.scalar(select(Project.generation).where(Project.id == row.project_id))
+            )
+        if row is None or now >= row.expires_us or row.generation != current:
+            raise NotFound("artifact not found")
+        if not self.blobs.exists(row.sha256, row.size):
+            raise NotFound("artifact not found")
+        if (
+            row.principal != caller.principal
+            or row.session_id != caller.session_id
+            or row.launch_id != caller.launch_id
+            or row.project_id != caller.project_id
+        ):
+            raise PermissionDenied("artifact is bound to another caller")
+        return row
+
+    def read(self, caller: Caller, uri: str, *, uniform: bool = False) -> ReadResult:
+        """Read an artifact URI (with its optional range) for ``caller``.
+
+        Checks, in order: the id resolves, the binding, the range. With
+        ``uniform`` (HTTP) every refusal is the same NotFound.
+        """
+        try:
+            parsed = parse_uri(uri)
+            row = self.resolve(caller, parsed.artifact_id)
+            offset, length = admit_range(
+                row.size, parsed.offset, parsed.length, self.limits.max_output_bytes
+            )
+            try:
+                data = self.blobs.read(row.sha256, offset, length, self._block_digests(row.sha256))
+            except IntegrityError:
+                self.withdraw(row.sha256)
+                raise NotFound("artifact not found") from None
+        except (NotFound, PermissionDenied, OutOfRange):
+            if uniform:
+                raise NotFound("artifact not found") from None
+            raise
+        return ReadResult(uri, row.media_type, offset, length, row.size, row.sha256, data)
+
+    def _block_digests(self, sha: str) -> bytes:
+        cached = self._digests.get(sha)
+        if cached is not None:
+            self._digests.move_to_end(sha)
+            return cached
+        with read_session(self.engine) as s:
+            digests = s.scalar(select(Blob.block_digests).where(Blob.sha256 == sha))
+        if digests is None:
+            raise NotFound("artifact not found")
+        self._digests[sha] = digests
+        if len(self._digests) > _DIGEST_CACHE:
+            self._digests.popitem(last=False)
+        return digests
+
+    def withdraw(self, sha: str) -> None:
+        """Withdraw a blob whose bytes changed: artifacts stop resolving; file quarantined."""
+        with write_session(self.engine) as s:
+            s.execute(delete(Artifact).where(Artifact.sha256 == sha))
+            s.execute(delete(Blob).where(Blob.sha256 == sha))
+        self._digests.pop(sha, None)
+        with self.lock.exclusive(timeout=30) as ok:
+            if ok:
+                with read_session(self.engine) as s:
+                    back = s.get(Blob, sha) is not None
+                if not back:
+                    self.blobs.quarantine(sha)
+
+    # -- listing and release ------------------------------------------------
+
+    def list(self, caller: Caller, cursor: str | None = None, limit: int = 50) -> Page:
+        """The artifacts ``caller`` could read now, oldest first, ``limit`` per page."""
+        after = _decode_cursor(cursor) if cursor else None
+        now = self._now_us()
+        with read_session(self.engine) as s:
+            q = (
+                select(Artifact)
+                .join(Project, Project.id == Artifact.project_id)
+                .where(
+                    Artifact.principal == caller.principal,
+                    Artifact.session_id.is_(None)
+                    if caller.session_id is None
+                    else Artifact.session_id == caller.session_id,
+                    Artifact.launch_id.is_(None)
+                    if caller.launch_id is None
+                    else Artifact.launch_id == caller.launch_id,
+                    Artifact.project_id == caller.project_id,
+                    Artifact.generation == Project.generation,
+                    Artifact.expires_us > now,
+                )
+                .order_by(Artifact.created_us, Artifact.id)
+                .limit(limit + 1)
+            )
+            if after is not None:
+                q = q.where(tuple_(Artifact.created_us, Artifact.id) > tuple_(*after))
+            rows = list(s.scalars(q))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        items = [_info(r) for r in rows if self.blobs.exists(r.sha256, r.size)]
+        nxt = _encode_cursor(rows[-1].created_us, rows[-1].id) if more and rows else None
+        return Page(items, nxt)
+
+    def info(self, caller: Caller, artifact_id: str) -> ArtifactInfo:
+        """Describe one artifact the caller could read (same checks as a read)."""
+        return _info(self.resolve(caller, artifact_id))
+
+    def export_artifacts(self, export_id: str) -> list[ArtifactInfo]:
+        """The artifacts registered for one export, in registration order."""
+        with read_session(self.engine) as s:
+            rows = s.scalars(
+                select(Artifact).where(Artifact.export_id == export_id).order_by(Artifact.name)
+            ).all()
+        return [_info(r) for r in rows]
+
+    def release_session(self, principal: str, session_id: str) -> int:
+        """Release every artifact of an ended MCP session; returns how many."""
+        with write_session(self.engine) as s:
+            shas = set(
+                s.scalars(
+                    select(Artifact.sha256).where(
+                        Artifact.principal == principal, Artifact.session_id == session_id
+                    )
+                )
+            )
+            n = s.execute(
+                delete(Artifact).where(
+                    Artifact.principal == principal, Artifact.session_id == session_id
+                )
+            ).rowcount
+            gone = drop_unreferenced_blobs(s, shas)
+        self._collect(gone)
+        return int(n or 0)
+
+    def release_expired(self) -> int:
+        """Release expired and older-generation artifacts now; returns how many."""
+        with write_session(self.engine) as s:
+            n, gone = release_dead(s, self._now_us())
+        self._collect(gone)
+        return n
+
+    def bytes_in_use(self) -> int:
+        """Budget held now by artifacts not yet released."""
+        with read_session(self.engine) as s:
+            return live_bytes(s)
+
+
+def _encode_cursor(created_us: int, artifact_id: str) -> str:
+    raw = json.dumps([created_us, artifact_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created, aid = json.loads(raw)
+        if not isinstance(created, int) or not isinstance(aid, str):
+            raise ValueError
+        return created, aid
+    except (ValueError, TypeError, UnicodeDecodeError):
+        raise InvalidArgument("invalid cursor") from None
+
+
