@@ -159,6 +159,7 @@ class FsBlobStore:
         final = self.path_of(staged.sha256)
         try:
             if not final.parent.is_dir():
+                _mkdir_private(final.parent.parent)
                 _mkdir_private(final.parent)
                 _fsync_dir(final.parent.parent)
                 _fsync_dir(final.parent.parent.parent)
@@ -247,8 +248,10 @@ class FsBlobStore:
                     yield second
                     continue
                 for entry in second.iterdir():
-                    if not is_sha256(entry.name) or entry.name[:2] != first.name or (
-                        entry.name[2:4] != second.name
+                    if (
+                        not is_sha256(entry.name)
+                        or entry.name[:2] != first.name
+                        or (entry.name[2:4] != second.name)
                     ):
                         yield entry
 

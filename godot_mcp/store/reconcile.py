@@ -91,9 +91,7 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
                     report.mismatched_dropped += n
             gone += drop_unreferenced_blobs(s, s.scalars(select(Blob.sha256)).all())
             report.bytes_in_use = live_bytes(s)
-            report.artifacts_kept = int(
-                s.scalar(select(func.count()).select_from(Artifact)) or 0
-            )
+            report.artifacts_kept = int(s.scalar(select(func.count()).select_from(Artifact)) or 0)
             known = set(s.scalars(select(Blob.sha256)))
         for sha, verdict in bad.items():
             if verdict == "mismatched":

@@ -256,8 +256,7 @@ class ArtifactStore:
                         name=item.name,
                         export_id=export_id,
                         created_us=now,
-                        expires_us=now
-                        + self.limits.retention_seconds * 1_000_000,
+                        expires_us=now + self.limits.retention_seconds * 1_000_000,
                     )
                 )
             s.add_all(rows)
@@ -451,5 +450,3 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
         return created, aid
     except (ValueError, TypeError, UnicodeDecodeError):
         raise InvalidArgument("invalid cursor") from None
-
-

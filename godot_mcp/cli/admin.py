@@ -1,0 +1,123 @@
+"""``godot-mcp-admin``: offline maintenance of a state dir.
+
+Parses and prints only; the work is done by library functions. Nothing printed
+names where bytes live.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from godot_mcp.cli.common import fail, print_report
+from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
+from godot_mcp.errors import GodotMcpError
+from godot_mcp.store.reconcile import ReconcileReport, StatusReport, reconcile, status
+from godot_mcp.store.store import ArtifactStore
+
+PROG = "godot-mcp-admin"
+Handler = Callable[[argparse.Namespace, Settings], int]
+_HANDLERS: dict[str, Handler] = {}
+
+
+def register_command(name: str) -> Callable[[Handler], Handler]:
+    """Register the handler of one subcommand (name may be "token add")."""
+
+    def deco(fn: Handler) -> Handler:
+        _HANDLERS[name] = fn
+        return fn
+
+    return deco
+
+
+def open_store(settings: Settings) -> ArtifactStore:
+    """Open (and migrate) the store of an existing state dir."""
+    return ArtifactStore(settings.state_dir, settings.limits)
+
+
+def _store_exists(settings: Settings) -> bool:
+    return (settings.state_dir / "store.db").is_file()
+
+
+@register_command("reconcile")
+def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
+    if not _store_exists(settings):
+        print_report(
+            ReconcileReport(budget_bytes=settings.limits.store_budget_bytes).as_dict(), args.json
+        )
+        return 0
+    store = open_store(settings)
+    try:
+        report = reconcile(store)
+    finally:
+        store.close()
+    print_report(report.as_dict(), args.json)
+    return 0
+
+
+@register_command("status")
+def _status(args: argparse.Namespace, settings: Settings) -> int:
+    if not _store_exists(settings):
+        print_report(
+            StatusReport(budget_bytes=settings.limits.store_budget_bytes).as_dict(), args.json
+        )
+        return 0
+    store = open_store(settings)
+    try:
+        report = status(store)
+    finally:
+        store.close()
+    print_report(report.as_dict(), args.json)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``godot-mcp-admin``."""
+    parser = OneLineParser(prog=PROG, description="Maintain a godot-mcp state dir.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    for name, help_text in (
+        ("reconcile", "re-verify the store; drop expired, missing and mismatched artifacts"),
+        ("status", "budget in use, artifact counts, pending evidence"),
+    ):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        add_common_options(p)
+    token = sub.add_parser("token", help="HTTP credentials")
+    tsub = token.add_subparsers(dest="token_command", required=True, parser_class=OneLineParser)
+    for name in ("add", "revoke"):
+        p = tsub.add_parser(name)
+        p.add_argument("principal")
+        add_common_options(p)
+    p = tsub.add_parser("list")
+    p.add_argument("--json", action="store_true")
+    add_common_options(p)
+    evidence = sub.add_parser("evidence", help="recovery evidence of interrupted exports")
+    esub = evidence.add_subparsers(
+        dest="evidence_command", required=True, parser_class=OneLineParser
+    )
+    p = esub.add_parser("list")
+    p.add_argument("--json", action="store_true")
+    add_common_options(p)
+    p = esub.add_parser("purge")
+    p.add_argument("export_id")
+    add_common_options(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``godot-mcp-admin``."""
+    args = build_parser().parse_args(argv)
+    name = args.command
+    sub = getattr(args, "token_command", None) or getattr(args, "evidence_command", None)
+    if sub:
+        name = f"{name} {sub}"
+    try:
+        settings = resolve(args)
+        return _HANDLERS[name](args, settings)
+    except GodotMcpError as exc:
+        return fail(PROG, exc.message)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
