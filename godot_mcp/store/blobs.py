@@ -18,6 +18,7 @@ import os
 import re
 import secrets
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -31,6 +32,7 @@ BLOCK_SIZE = 64 * 1024
 CHUNK = 16 * BLOCK_SIZE
 _SHA_RE = re.compile(r"[0-9a-f]{64}")
 _TMP_PREFIX = "stage-"
+_HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="blob-hash")
 
 
 def is_sha256(value: str) -> bool:
@@ -108,15 +110,23 @@ class FsBlobStore:
         sha = hashlib.sha256()
         digests = bytearray()
         size = 0
+
+        def hash_chunk(chunk: memoryview) -> None:
+            sha.update(chunk)
+            for start in range(0, len(chunk), self.block_size):
+                digests.extend(block_digest(chunk[start : start + self.block_size]))
+
         try:
             for chunk in self._chunks(source):
-                sha.update(chunk)
-                for start in range(0, len(chunk), self.block_size):
-                    digests += block_digest(chunk[start : start + self.block_size])
-                view = memoryview(chunk)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
+                # Hash on a helper thread while this one writes: both release the GIL.
+                hashed = _HASHER.submit(hash_chunk, chunk)
+                view = chunk
+                try:
+                    while view:
+                        written = os.write(fd, view)
+                        view = view[written:]
+                finally:
+                    hashed.result()
                 size += len(chunk)
                 checkpoint("stage.chunk")
             os.fsync(fd)

@@ -17,6 +17,7 @@ from sqlalchemy import delete, func, select
 
 from godot_mcp.errors import Timeout
 from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.models import Artifact, Blob
 from godot_mcp.store.store import ArtifactStore, drop_unreferenced_blobs, live_bytes, release_dead
 
@@ -75,6 +76,7 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
             raise Timeout("the store stayed busy; reconcile did not run")
         with write_session(store.engine) as s:
             report.expired_released, gone = release_dead(s, store._now_us())
+        checkpoint("reconcile.released")
         with read_session(store.engine) as s:
             blobs = [(b.sha256, b.size) for b in s.execute(select(Blob.sha256, Blob.size))]
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -93,6 +95,7 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
             report.bytes_in_use = live_bytes(s)
             report.artifacts_kept = int(s.scalar(select(func.count()).select_from(Artifact)) or 0)
             known = set(s.scalars(select(Blob.sha256)))
+        checkpoint("reconcile.dropped")
         for sha, verdict in bad.items():
             if verdict == "mismatched":
                 store.blobs.quarantine(sha)
@@ -100,12 +103,14 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
             if name not in known:
                 store.blobs.delete(name)
                 report.orphan_blobs_removed += 1
+                checkpoint("reconcile.orphan")
         for stray in list(store.blobs.iter_strays()):
             _remove(stray)
             report.stray_files_removed += 1
         for temp in list(store.blobs.iter_temp()):
             _remove(temp)
             report.temp_files_removed += 1
+            checkpoint("reconcile.temp")
     store._digests.clear()
     return report
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -131,6 +132,9 @@ class ArtifactStore:
         os.chmod(self.layout.db_path, 0o600)
         self.projects = Projects(self.engine)
         self._digests: OrderedDict[str, bytes] = OrderedDict()
+        self._pending_gc: set[str] = set()
+        self._last_used = 0
+        self._gc_mutex = threading.Lock()
 
     def close(self) -> None:
         """Release database connections."""
@@ -175,6 +179,9 @@ class ArtifactStore:
                             f"of {budget} bytes"
                         )
                 checkpoint("register.staged")
+                total = sum(st.size for st in staged)
+                if self._last_used + total > self.limits.store_budget_bytes:
+                    self._precheck_budget(total)
                 for st in staged:
                     self.blobs.publish(st)
                     published.append(st.sha256)
@@ -188,6 +195,28 @@ class ArtifactStore:
             raise
         self._collect(freed)
         return infos
+
+    def _precheck_budget(self, total: int) -> None:
+        """Refuse before publishing when even releasing every dead artifact cannot make room.
+
+        The authoritative check is the one in the commit; this one only spares
+        the disk a publish that is bound to be rolled back.
+        """
+        now = self._now_us()
+        with read_session(self.engine) as s:
+            alive = int(
+                s.scalar(
+                    select(func.coalesce(func.sum(Artifact.size), 0))
+                    .join(Project, Project.id == Artifact.project_id)
+                    .where(Artifact.expires_us > now, Artifact.generation == Project.generation)
+                )
+                or 0
+            )
+        budget = self.limits.store_budget_bytes
+        if alive + total > budget:
+            raise TooLarge(
+                f"{total} bytes do not fit the store budget ({alive} of {budget} bytes in use)"
+            )
 
     def _stage(self, item: NewArtifact) -> StagedBlob:
         source: bytes | BinaryIO | Path = item.source
@@ -220,10 +249,12 @@ class ArtifactStore:
             if current != generation:
                 raise Failed("the project changed (new generation) before the bytes were stored")
             used = live_bytes(s)
+            self._last_used = used
             if used + total > budget:
                 raise TooLarge(
                     f"{total} bytes do not fit the store budget ({used} of {budget} bytes in use)"
                 )
+            self._last_used = used + total
             rows: list[Artifact] = []
             for item, st in zip(items, staged, strict=True):
                 if not self.blobs.exists(st.sha256, st.size):
@@ -270,12 +301,16 @@ class ArtifactStore:
 
         Skipped (left to the next collection or reconcile) when the lock is busy.
         """
-        todo = sorted(set(candidates))
+        with self._gc_mutex:
+            self._pending_gc.update(candidates)
+            todo = sorted(self._pending_gc)
         if not todo:
             return
         with self.lock.exclusive(timeout=0) as ok:
             if not ok:
                 return
+            with self._gc_mutex:
+                self._pending_gc.difference_update(todo)
             with read_session(self.engine) as s:
                 kept = set(s.scalars(select(Blob.sha256).where(Blob.sha256.in_(todo))))
             for sha in todo:

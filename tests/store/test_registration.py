@@ -73,7 +73,9 @@ def test_a_capture_that_does_not_fit_is_refused_never_truncated(env: Env) -> Non
 
 def test_a_group_commits_together_or_not_at_all(env: Env) -> None:
     store = env.reopen(Limits(store_budget_bytes=10_000))
-    items = [NewArtifact("application/octet-stream", os.urandom(4000), name=f"f{i}") for i in range(3)]
+    items = [
+        NewArtifact("application/octet-stream", os.urandom(4000), name=f"f{i}") for i in range(3)
+    ]
     with pytest.raises(TooLarge):
         store.register_group(env.caller, env.generation, items, export_id="e1")
     assert store.bytes_in_use() == 0 and store.export_artifacts("e1") == []

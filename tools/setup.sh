@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what godot-mcp needs on a fresh Debian machine: Godot 3, Xvfb, a venv.
+# Idempotent; apt steps run only as root and only for what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for pkg in godot3 godot3-server godot3-runner xvfb xauth libgl1-mesa-dri; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+command -v npx >/dev/null 2>&1 || need+=(npm)
+if ((${#need[@]})); then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "setup: installing ${need[*]}" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >&2
+        apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+    else
+        echo "setup: missing ${need[*]} (run as root to install them); Godot tests will skip" >&2
+    fi
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -U pip >&2
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' >&2
