@@ -112,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = getattr(args, "token_command", None) or getattr(args, "evidence_command", None)
     if sub:
         name = f"{name} {sub}"
+    import godot_mcp.cli.admin_tokens  # noqa: F401  (registers the token commands)
+
     try:
         settings = resolve(args)
         return _HANDLERS[name](args, settings)

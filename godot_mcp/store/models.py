@@ -75,3 +75,14 @@ class StoreLock(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     writes: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class Token(Base):
+    """An HTTP bearer credential: only its SHA-256 is kept."""
+
+    __tablename__ = "tokens"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    principal: Mapped[str] = mapped_column(Text, index=True)
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    created_us: Mapped[int] = mapped_column(BigInteger)

@@ -485,3 +485,24 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
         return created, aid
     except (ValueError, TypeError, UnicodeDecodeError):
         raise InvalidArgument("invalid cursor") from None
+
+
+def release_launch(store: ArtifactStore, launch_id: str) -> int:
+    """Release every artifact bound to one server launch (it can never read them again)."""
+    with write_session(store.engine) as s:
+        shas = set(s.scalars(select(Artifact.sha256).where(Artifact.launch_id == launch_id)))
+        n = s.execute(delete(Artifact).where(Artifact.launch_id == launch_id)).rowcount
+        gone = drop_unreferenced_blobs(s, shas)
+    store._collect(gone)
+    return int(n or 0)
+
+
+def release_session_id(store: ArtifactStore, launch_id: str, session_id: str) -> int:
+    """Release the artifacts of one MCP session of one launch (the session ended)."""
+    with write_session(store.engine) as s:
+        where = (Artifact.launch_id == launch_id, Artifact.session_id == session_id)
+        shas = set(s.scalars(select(Artifact.sha256).where(*where)))
+        n = s.execute(delete(Artifact).where(*where)).rowcount
+        gone = drop_unreferenced_blobs(s, shas)
+    store._collect(gone)
+    return int(n or 0)

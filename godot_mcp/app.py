@@ -1,0 +1,71 @@
+"""Assembling a running server: store, startup reconciliation, Godot services, MCP edge.
+
+One process serves one transport. Startup reconciles the store (under the
+exclusive blob lock, so another process on the same state dir is safe), then
+settles exports a killed server left behind. Shutdown stops every game and
+export this process started and releases what only this launch could read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp.server import Server
+
+from godot_mcp.config import Settings
+from godot_mcp.edge.deps import ServerDeps, ToolSpec, Transport
+from godot_mcp.edge.server import build_server
+from godot_mcp.godot.locate import locate_godot
+from godot_mcp.services import close_services, open_services, session_ended
+from godot_mcp.store.ids import new_id
+from godot_mcp.store.reconcile import reconcile
+from godot_mcp.store.store import ArtifactStore, release_launch
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class App:
+    """A built server and what it runs on."""
+
+    server: Server
+    deps: ServerDeps
+
+    def on_session_end(self, session_id: str) -> None:
+        """An HTTP MCP session ended: release its artifacts, stop its games and exports."""
+        session_ended(self.deps, session_id)
+
+
+@asynccontextmanager
+async def open_app(
+    settings: Settings,
+    project: Path,
+    transport: Transport,
+    extra_tools: Sequence[ToolSpec] = (),
+) -> AsyncIterator[App]:
+    """Open the store, reconcile it, start services, build the server; clean up on exit."""
+    store = ArtifactStore(settings.state_dir, settings.limits)
+    try:
+        report = reconcile(store)
+        log.info("startup reconcile: %s", report.as_dict())
+        deps = ServerDeps(
+            store=store,
+            project=project,
+            transport=transport,
+            launch_id=new_id() if transport == "http" else None,
+            limits=settings.limits,
+        )
+        deps.services["godot"] = locate_godot(settings.godot, settings.godot_headless)
+        await open_services(deps)
+        try:
+            yield App(build_server(deps, extra_tools), deps)
+        finally:
+            await close_services(deps)
+            if deps.launch_id is not None:
+                release_launch(store, deps.launch_id)
+    finally:
+        store.close()

@@ -1,0 +1,110 @@
+"""``godot-mcp serve``: the MCP server over stdio or Streamable HTTP.
+
+Every set-up problem is found before anything is created: a one-line error on
+stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sqlite3
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
+from godot_mcp.cli.common import fail
+from godot_mcp.config import OneLineParser, Settings, add_common_options, check_project, resolve
+from godot_mcp.edge.deps import ToolSpec
+from godot_mcp.errors import ConfigError, GodotMcpError
+
+PROG = "godot-mcp"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``godot-mcp``."""
+    parser = OneLineParser(prog=PROG, description="An MCP server for a Godot project.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    serve = sub.add_parser("serve", help="serve MCP for one Godot project")
+    serve.add_argument("--project", required=True, metavar="DIR")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", default="8765")
+    add_common_options(serve)
+    return parser
+
+
+def _token_count(state_dir: Path) -> int:
+    """Tokens in the store, read without creating or migrating anything."""
+    db = state_dir / "store.db"
+    if not db.is_file():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return int(conn.execute("SELECT count(*) FROM tokens").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def _port(raw: str) -> int:
+    if not raw.isdigit() or int(raw) > 65535:
+        raise ConfigError(f"--port must be 0-65535, got {raw!r}")
+    return int(raw)
+
+
+async def _run(
+    settings: Settings, args: argparse.Namespace, project: Path, extra: Sequence[ToolSpec]
+) -> None:
+    from godot_mcp.app import open_app
+
+    async with open_app(settings, project, args.transport, extra) as app:
+        if args.transport == "stdio":
+            from godot_mcp.transports.stdio import serve_stdio
+
+            await serve_stdio(app.server)
+        else:
+            from godot_mcp.transports.http import serve_http
+
+            await serve_http(
+                app.server, app.deps.store, args.host, _port(args.port), app.on_session_end
+            )
+
+
+def main(argv: Sequence[str] | None = None, extra_tools: Sequence[ToolSpec] = ()) -> int:
+    """Entry point of ``godot-mcp``. ``extra_tools`` is for tests only."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=os.environ.get("GODOT_MCP_LOG_LEVEL", "WARNING").upper(),
+        format="godot-mcp: %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        project = check_project(args.project)
+        settings = resolve(args, project=project)
+        if args.transport == "http":
+            _port(args.port)
+            if not args.host:
+                raise ConfigError("--host must not be empty")
+            if _token_count(settings.state_dir) == 0:
+                raise ConfigError(
+                    "HTTP needs a token: run 'godot-mcp-admin token add PRINCIPAL' first"
+                )
+    except GodotMcpError as exc:
+        return fail(PROG, exc.message)
+    try:
+        anyio.run(_run, settings, args, project, extra_tools)
+    except KeyboardInterrupt:
+        pass
+    except GodotMcpError as exc:
+        return fail(PROG, exc.message, status=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""The one edge where typed failures become MCP answers.
+
+Tools answer ``structuredContent`` with ``outcome`` first, ``isError`` for every
+outcome but ``ok``, a one-line ``message``, and a text block mirroring it.
+Resource reads raise JSON-RPC errors instead (``resource_error``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp import MCPError, types
+
+from godot_mcp.errors import GodotMcpError, OutOfRange
+
+TOOL_OUTCOMES = (
+    "ok",
+    "invalid_argument",
+    "not_found",
+    "permission_denied",
+    "unavailable",
+    "too_large",
+    "failed",
+    "timeout",
+)
+
+
+def tool_result(
+    structured: dict[str, Any], extra: list[types.ContentBlock] | None = None
+) -> types.CallToolResult:
+    """A tool answer: structured content, a text mirror, then any extra blocks."""
+    body = {"outcome": structured.get("outcome", "ok"), **structured}
+    text = types.TextContent(text=json.dumps(body, separators=(",", ":")))
+    return types.CallToolResult(
+        content=[text, *(extra or [])],
+        structured_content=body,
+        is_error=body["outcome"] != "ok",
+    )
+
+
+def ok(extra: list[types.ContentBlock] | None = None, **fields: Any) -> types.CallToolResult:
+    """An ``ok`` tool answer."""
+    return tool_result({"outcome": "ok", **fields}, extra)
+
+
+def refusal(exc: GodotMcpError, *, http: bool, **fields: Any) -> types.CallToolResult:
+    """A failed tool answer from a typed error.
+
+    Over HTTP a binding or range refusal says ``not_found`` like every other
+    refusal of an artifact. Over stdio a range refusal (not a tool outcome of
+    its own) is ``invalid_argument`` with ``reason = out_of_range``.
+    """
+    outcome = exc.outcome
+    message = exc.message
+    detail: dict[str, Any] = {}
+    if outcome in ("permission_denied", "out_of_range") and http:
+        outcome, message = "not_found", "artifact not found"
+    elif outcome == "out_of_range":
+        assert isinstance(exc, OutOfRange)
+        outcome = "invalid_argument"
+        detail = {
+            "reason": "out_of_range",
+            "size": exc.size,
+            "max_output_bytes": exc.max_output_bytes,
+        }
+    if outcome not in TOOL_OUTCOMES:
+        outcome = "failed"
+    return tool_result({"outcome": outcome, "message": message, **detail, **fields})
+
+
+def resource_error(uri: str, exc: GodotMcpError | None, *, http: bool) -> MCPError:
+    """The JSON-RPC error of a refused resource read.
+
+    Over HTTP it is the same for every cause; over stdio ``data.outcome`` says why.
+    """
+    data: dict[str, Any] = {"uri": uri, "outcome": "not_found"}
+    if not http and exc is not None:
+        data["outcome"] = (
+            exc.outcome
+            if exc.outcome in ("not_found", "permission_denied", "out_of_range")
+            else "not_found"
+        )
+        if isinstance(exc, OutOfRange):
+            data["size"] = exc.size
+            data["max_output_bytes"] = exc.max_output_bytes
+    return MCPError(code=types.INVALID_PARAMS, message="Resource not found", data=data)

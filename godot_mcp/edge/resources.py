@@ -1,0 +1,111 @@
+"""``resources/list``, ``resources/templates/list`` and ``resources/read``."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from typing import Any
+
+from mcp import MCPError, types
+from mcp.server.context import ServerRequestContext
+
+from godot_mcp.edge.deps import ServerDeps, identify
+from godot_mcp.edge.describe import resource_entry
+from godot_mcp.edge.outcomes import resource_error
+from godot_mcp.errors import GodotMcpError, InvalidArgument
+from godot_mcp.store.ids import URI_TEMPLATE
+from godot_mcp.store.values import Caller, ReadResult
+
+log = logging.getLogger(__name__)
+PAGE_SIZE = 50
+
+
+def caller_for(ctx: ServerRequestContext[Any, Any], deps: ServerDeps) -> Caller:
+    """The store caller of this request (observing the project's generation)."""
+    who = identify(ctx, deps)
+    state = deps.store.projects.observe(deps.project)
+    return Caller(who.principal, who.session_id, who.launch_id, state.id)
+
+
+def blob_contents(result: ReadResult) -> types.BlobResourceContents:
+    """The one content block of an admitted read."""
+    return types.BlobResourceContents(
+        uri=result.uri,
+        mime_type=result.media_type,
+        blob=base64.b64encode(result.data).decode("ascii"),
+        meta={
+            "offset": result.offset,
+            "length": result.length,
+            "size": result.size,
+            "sha256": result.sha256,
+        },
+    )
+
+
+def read_artifact(ctx: ServerRequestContext[Any, Any], deps: ServerDeps, uri: str) -> ReadResult:
+    """Resolve the caller and read ``uri`` with the transport's refusal mode."""
+    return deps.store.read(caller_for(ctx, deps), uri, uniform=deps.http)
+
+
+def make_handlers(deps: ServerDeps) -> dict[str, Any]:
+    """The resource handlers of the low-level server."""
+
+    async def on_list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        cursor = params.cursor if params else None
+        try:
+            page = deps.store.list(caller_for(ctx, deps), cursor, PAGE_SIZE)
+        except InvalidArgument:
+            raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor") from None
+        except GodotMcpError:
+            page = None
+        except Exception:
+            log.exception("resources/list failed")
+            raise MCPError(code=types.INTERNAL_ERROR, message="Internal error") from None
+        return types.ListResourcesResult(
+            resources=[resource_entry(i) for i in page.items] if page else [],
+            next_cursor=page.next_cursor if page else None,
+            ttl_ms=0,
+            cache_scope="private",
+        )
+
+    async def on_list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=URI_TEMPLATE,
+                    name="artifact",
+                    title="godot-mcp artifact",
+                    description=(
+                        "A screenshot, recording or export output. Read a larger artifact in "
+                        f"byte ranges of at most {deps.limits.max_output_bytes} bytes."
+                    ),
+                )
+            ],
+            ttl_ms=0,
+            cache_scope="private",
+        )
+
+    async def on_read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = params.uri
+        try:
+            result = read_artifact(ctx, deps, uri)
+        except GodotMcpError as exc:
+            raise resource_error(uri, exc, http=deps.http) from None
+        except Exception:
+            log.exception("resources/read failed")
+            raise resource_error(uri, None, http=deps.http) from None
+        return types.ReadResourceResult(
+            contents=[blob_contents(result)], ttl_ms=0, cache_scope="private"
+        )
+
+    return {
+        "on_list_resources": on_list_resources,
+        "on_list_resource_templates": on_list_resource_templates,
+        "on_read_resource": on_read_resource,
+    }

@@ -1,0 +1,7 @@
+"""Export tools (project.export*)."""
+
+from __future__ import annotations
+
+from godot_mcp.edge.deps import ToolSpec
+
+TOOLS: list[ToolSpec] = []

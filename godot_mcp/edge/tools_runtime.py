@@ -1,0 +1,7 @@
+"""Game-session tools (runtime.*)."""
+
+from __future__ import annotations
+
+from godot_mcp.edge.deps import ToolSpec
+
+TOOLS: list[ToolSpec] = []

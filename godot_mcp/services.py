@@ -1,0 +1,55 @@
+"""Long-lived services of a server process (game sessions, exports) and their lifecycle."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from godot_mcp.edge.deps import ServerDeps
+from godot_mcp.store.store import release_session_id
+
+log = logging.getLogger(__name__)
+
+
+class Service(Protocol):
+    """A service the server owns: told when an MCP session ends, closed at shutdown."""
+
+    def session_ended(self, session_id: str) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+def _services(deps: ServerDeps) -> list[Any]:
+    return [deps.services[k] for k in ("games", "exports") if k in deps.services]
+
+
+async def open_services(deps: ServerDeps) -> None:
+    """Start the game-session and export services."""
+    try:
+        from godot_mcp.runtime.exports import ExportService
+        from godot_mcp.runtime.games import GameService
+    except ImportError:
+        return
+    deps.services["games"] = GameService(deps)
+    exports = ExportService(deps)
+    await exports.start()
+    deps.services["exports"] = exports
+
+
+async def close_services(deps: ServerDeps) -> None:
+    """Stop every game and export of this process (bounded)."""
+    for service in _services(deps):
+        try:
+            await service.aclose()
+        except Exception:
+            log.exception("closing a service failed")
+
+
+def session_ended(deps: ServerDeps, session_id: str) -> None:
+    """Release what an ended HTTP session owned."""
+    if deps.launch_id is not None:
+        release_session_id(deps.store, deps.launch_id, session_id)
+    for service in _services(deps):
+        try:
+            service.session_ended(session_id)
+        except Exception:
+            log.exception("ending a session's services failed")

@@ -1,0 +1,120 @@
+"""MCP over Streamable HTTP at ``/mcp``, bearer-token authenticated, served by uvicorn.
+
+The principal is the token's; the session is the MCP session id. When a
+session ends (DELETE, idle timeout, shutdown) its artifacts are released at
+once. The session-end signal comes from the SDK session manager's private
+``_discard_session`` (mcp 2.3 has no public hook; pinned, and covered by a test).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server import Server
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.middleware import Middleware
+
+from godot_mcp.store.store import ArtifactStore
+from godot_mcp.store.tokens import verify_token
+from godot_mcp.transports.sessionless import RefuseSessionless
+
+log = logging.getLogger(__name__)
+SESSION_IDLE_TIMEOUT_S = 1800.0
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class StoreTokenVerifier:
+    """Checks bearer tokens against the store on every request."""
+
+    def __init__(self, store: ArtifactStore) -> None:
+        self.store = store
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        verified = verify_token(self.store.engine, token)
+        if verified is None:
+            return None
+        # subject = the token's id: a session opened with one token is refused with another.
+        return AccessToken(
+            token=token, client_id=verified.principal, scopes=[], subject=verified.token_id
+        )
+
+
+def install_session_end_hook(server: Server, on_end: Callable[[str], None]) -> None:
+    """Call ``on_end(session_id)`` once when an HTTP MCP session ends, however it ends."""
+    manager = server.session_manager
+    original = manager._discard_session
+    seen: set[str] = set()
+
+    async def discard(session_id: Any, transport: Any) -> None:
+        if session_id and session_id not in seen:
+            seen.add(session_id)
+            try:
+                on_end(str(session_id))
+            except Exception:
+                log.exception("releasing an ended session failed")
+        await original(session_id, transport)
+
+    manager._discard_session = discard  # type: ignore[method-assign]
+
+
+def build_http_app(
+    server: Server,
+    store: ArtifactStore,
+    host: str,
+    port: int,
+    on_session_end: Callable[[str], None],
+    idle_timeout: float = SESSION_IDLE_TIMEOUT_S,
+) -> Any:
+    """The Starlette app: auth, DNS-rebinding protection, -32022 refusal, session-end hook."""
+    security = None
+    if host not in _LOOPBACK:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{host}:*"],
+            allowed_origins=[f"http://{host}:*"],
+        )
+    app = server.streamable_http_app(
+        host=host,
+        auth=AuthSettings(issuer_url=f"http://{host}:{port or 8765}/", resource_server_url=None),
+        token_verifier=StoreTokenVerifier(store),
+        session_idle_timeout=idle_timeout,
+        transport_security=security,
+    )
+    app.user_middleware.append(Middleware(RefuseSessionless))
+    install_session_end_hook(server, on_session_end)
+    return app
+
+
+async def serve_http(
+    server: Server,
+    store: ArtifactStore,
+    host: str,
+    port: int,
+    on_session_end: Callable[[str], None],
+) -> None:
+    """Serve until SIGINT/SIGTERM; prints the URL (with the real port) on stderr."""
+    app = build_http_app(server, store, host, port, on_session_end)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", access_log=False
+    )
+    userver = uvicorn.Server(config)
+
+    async def announce() -> None:
+        with anyio.fail_after(30):
+            while not userver.started:
+                await anyio.sleep(0.02)
+        real = userver.servers[0].sockets[0].getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"godot-mcp: listening on http://{shown}:{real}/mcp", file=sys.stderr, flush=True)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(announce)
+        await userver.serve()
+        tg.cancel_scope.cancel()
