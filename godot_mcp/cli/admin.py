@@ -10,11 +10,11 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from godot_mcp.cli.common import fail, print_report
+from godot_mcp.cli import admin_tokens
+from godot_mcp.cli.common import fail, open_store, print_report
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
 from godot_mcp.errors import GodotMcpError
 from godot_mcp.store.reconcile import ReconcileReport, StatusReport, reconcile, status
-from godot_mcp.store.store import ArtifactStore
 
 PROG = "godot-mcp-admin"
 Handler = Callable[[argparse.Namespace, Settings], int]
@@ -29,11 +29,6 @@ def register_command(name: str) -> Callable[[Handler], Handler]:
         return fn
 
     return deco
-
-
-def open_store(settings: Settings) -> ArtifactStore:
-    """Open (and migrate) the store of an existing state dir."""
-    return ArtifactStore(settings.state_dir, settings.limits)
 
 
 def _store_exists(settings: Settings) -> bool:
@@ -70,6 +65,11 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
         store.close()
     print_report(report.as_dict(), args.json)
     return 0
+
+
+register_command("token add")(admin_tokens.token_add)
+register_command("token list")(admin_tokens.token_list)
+register_command("token revoke")(admin_tokens.token_revoke)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,8 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = getattr(args, "token_command", None) or getattr(args, "evidence_command", None)
     if sub:
         name = f"{name} {sub}"
-    import godot_mcp.cli.admin_tokens  # noqa: F401  (registers the token commands)
-
     try:
         settings = resolve(args)
         return _HANDLERS[name](args, settings)

@@ -6,13 +6,12 @@ import argparse
 import json
 import sys
 
-from godot_mcp.cli.admin import open_store, register_command
+from godot_mcp.cli.common import open_store
 from godot_mcp.config import Settings
 from godot_mcp.store.tokens import add_token, list_tokens, revoke_principal
 
 
-@register_command("token add")
-def _add(args: argparse.Namespace, settings: Settings) -> int:
+def token_add(args: argparse.Namespace, settings: Settings) -> int:
     store = open_store(settings)
     try:
         token = add_token(store.engine, args.principal)
@@ -23,8 +22,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-@register_command("token list")
-def _list(args: argparse.Namespace, settings: Settings) -> int:
+def token_list(args: argparse.Namespace, settings: Settings) -> int:
     if not (settings.state_dir / "store.db").is_file():
         print("[]" if args.json else "", end="\n" if args.json else "")
         return 0
@@ -44,8 +42,7 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-@register_command("token revoke")
-def _revoke(args: argparse.Namespace, settings: Settings) -> int:
+def token_revoke(args: argparse.Namespace, settings: Settings) -> int:
     if not (settings.state_dir / "store.db").is_file():
         print(f"{args.principal}: no tokens", file=sys.stderr)
         return 0

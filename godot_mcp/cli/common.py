@@ -6,6 +6,9 @@ import json
 import sys
 from collections.abc import Mapping
 
+from godot_mcp.config import Settings
+from godot_mcp.store.store import ArtifactStore
+
 
 def fail(prog: str, message: str, status: int = 2) -> int:
     """Print a one-line error on stderr and return the exit status."""
@@ -28,3 +31,8 @@ def print_report(report: Mapping[str, object], as_json: bool) -> None:
     width = max((len(k) for k in flat), default=0)
     for key, value in flat.items():
         print(f"{key.ljust(width)}  {value}")
+
+
+def open_store(settings: Settings) -> ArtifactStore:
+    """Open (and migrate) the store of a state dir."""
+    return ArtifactStore(settings.state_dir, settings.limits)

@@ -85,9 +85,7 @@ def locate_godot(
     if wanted:
         binary = _which(wanted, env)
     else:
-        binary = next(
-            (found for name in WINDOWED_CANDIDATES if (found := _which(name, env))), None
-        )
+        binary = next((found for name in WINDOWED_CANDIDATES if (found := _which(name, env))), None)
     version = read_version(binary) if binary else None
     major = major_of(version)
 

@@ -38,8 +38,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'",
-            "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    '"': '"',
+    "\\": "\\",
+    "'": "'",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+}
 
 
 class ConfigSyntaxError(ValueError):
@@ -109,8 +119,9 @@ class _Parser:
         if c == "{":
             return self.mapping()
         start = self.pos
-        while self.pos < len(self.text) and (self.text[self.pos].isalnum()
-                                             or self.text[self.pos] in "_.+-"):
+        while self.pos < len(self.text) and (
+            self.text[self.pos].isalnum() or self.text[self.pos] in "_.+-"
+        ):
             self.pos += 1
         word = self.text[start : self.pos]
         if not word:
@@ -267,13 +278,18 @@ def read_presets(project: Path) -> list[Preset]:
         if not isinstance(name, str) or not name:
             raise PresetsInvalid(f"[{section}] in {PRESETS_FILE} has no name")
         options = sections.get(f"{section}.options", {})
-        found.append((int(match.group(1)), Preset(
-            name=name,
-            platform=_text(values.get("platform")),
-            export_path=_text(values.get("export_path")),
-            embed_pck=options.get("binary_format/embed_pck") is True,
-            bits_64=options.get("binary_format/64_bits", True) is not False,
-        )))
+        found.append(
+            (
+                int(match.group(1)),
+                Preset(
+                    name=name,
+                    platform=_text(values.get("platform")),
+                    export_path=_text(values.get("export_path")),
+                    embed_pck=options.get("binary_format/embed_pck") is True,
+                    bits_64=options.get("binary_format/64_bits", True) is not False,
+                ),
+            )
+        )
     return [preset for _, preset in sorted(found, key=lambda item: item[0])]
 
 
@@ -333,8 +349,15 @@ def _family(platform: str) -> str:
 
 
 _DEFAULT_EXTENSIONS = {
-    "windows desktop": ".exe", "windows": ".exe", "mac osx": ".zip", "macos": ".zip",
-    "html5": ".html", "web": ".html", "android": ".apk", "ios": ".ipa", "uwp": ".appx",
+    "windows desktop": ".exe",
+    "windows": ".exe",
+    "mac osx": ".zip",
+    "macos": ".zip",
+    "html5": ".html",
+    "web": ".html",
+    "android": ".apk",
+    "ios": ".ipa",
+    "uwp": ".appx",
 }
 
 

@@ -1,0 +1,154 @@
+"""The server end of the game bridge: a loopback listener and a JSON-lines connection.
+
+Protocol (one JSON object per ``\\n``-terminated UTF-8 line, both ways):
+
+* game → server, first line: ``{"type": "hello", "secret", "engine", "os", "headless"}``; a
+  connection whose first line is not a hello with this launch's secret is closed unanswered;
+* game → server, once the scene is in: ``{"type": "ready", "scene", "loaded", "error",
+  "width", "height"}``;
+* server → game: ``{"id": n, "cmd": "screenshot" | "record" | "ping" | "quit", ...}``;
+  game → server: ``{"id": n, "ok": true, ...}`` or ``{"id": n, "ok": false, "error": outcome,
+  "message": text}``.
+
+The secret reaches the game in the ``GODOT_MCP_SECRET`` environment variable, never in argv.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+from typing import Any
+
+import anyio
+from anyio.abc import SocketAttribute, SocketListener, SocketStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+SECRET_ENV = "GODOT_MCP_SECRET"
+AUTH_TIMEOUT = 5.0
+MAX_LINE = 4 * 1024 * 1024
+
+
+class BridgeClosed(Exception):
+    """The game closed the connection (or sent something that is not a JSON object)."""
+
+
+class BridgeConnection:
+    """An authenticated JSON-lines connection to one game."""
+
+    def __init__(self, stream: SocketStream) -> None:
+        self._stream = stream
+        self._reader = BufferedByteReceiveStream(stream)
+        self._next_id = 0
+        self._lock = anyio.Lock()
+
+    async def receive(self) -> dict[str, Any]:
+        """The next message from the game."""
+        try:
+            line = await self._reader.receive_until(b"\n", MAX_LINE)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError) as exc:
+            raise BridgeClosed("the game closed the connection") from exc
+        except anyio.DelimiterNotFound as exc:
+            raise BridgeClosed("the game sent an over-long line") from exc
+        try:
+            message = json.loads(line)
+        except ValueError as exc:
+            raise BridgeClosed("the game sent a line that is not JSON") from exc
+        if not isinstance(message, dict):
+            raise BridgeClosed("the game sent a line that is not a JSON object")
+        return message
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Send one message to the game."""
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        try:
+            await self._stream.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise BridgeClosed("the game closed the connection") from exc
+
+    async def receive_type(self, kind: str) -> dict[str, Any]:
+        """Skip messages until one of ``{"type": kind}`` arrives."""
+        while True:
+            message = await self.receive()
+            if message.get("type") == kind:
+                return message
+
+    async def request(self, cmd: str, **args: Any) -> dict[str, Any]:
+        """Send a command and wait for its reply (one command at a time)."""
+        async with self._lock:
+            self._next_id += 1
+            ident = self._next_id
+            await self.send({"id": ident, "cmd": cmd, **args})
+            while True:
+                message = await self.receive()
+                if message.get("id") == ident:
+                    return message
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        await anyio.aclose_forcefully(self._stream)
+
+
+class BridgeListener:
+    """A per-launch loopback listener with a per-launch secret."""
+
+    def __init__(self, listener: SocketListener, secret: str) -> None:
+        self._listener = listener
+        self.secret = secret
+        self.refused = 0
+
+    @classmethod
+    async def open(cls) -> BridgeListener:
+        """Listen on an ephemeral port of 127.0.0.1 with a fresh random secret."""
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        (only,) = listener.listeners
+        return cls(only, secrets.token_urlsafe(32))
+
+    @property
+    def port(self) -> int:
+        """The port the game must connect to."""
+        return int(self._listener.extra(SocketAttribute.local_port))
+
+    async def accept(self) -> tuple[BridgeConnection, dict[str, Any]]:
+        """The first connection that proves the secret, and its hello; others are closed.
+
+        Unbounded: the caller puts a deadline around it.
+        """
+        winner: tuple[BridgeConnection, dict[str, Any]] | None = None
+
+        async def vet(stream: SocketStream) -> None:
+            nonlocal winner
+            conn = BridgeConnection(stream)
+            hello: dict[str, Any] | None = None
+            try:
+                with anyio.move_on_after(AUTH_TIMEOUT):
+                    hello = await conn.receive()
+            except BridgeClosed:
+                hello = None
+            finally:
+                if hello is None or not self._authentic(hello) or winner is not None:
+                    self.refused += 1
+                    with anyio.CancelScope(shield=True):
+                        await conn.aclose()
+            if hello is not None and self._authentic(hello) and winner is None:
+                winner = (conn, hello)
+                group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            while winner is None:
+                stream = await self._listener.accept()
+                group.start_soon(vet, stream)
+        assert winner is not None
+        return winner
+
+    def _authentic(self, hello: dict[str, Any]) -> bool:
+        offered = hello.get("secret")
+        return (
+            hello.get("type") == "hello"
+            and isinstance(offered, str)
+            and hmac.compare_digest(offered.encode(), self.secret.encode())
+        )
+
+    async def aclose(self) -> None:
+        """Stop listening."""
+        await self._listener.aclose()

@@ -1,0 +1,114 @@
+"""An awaitable child process that never outlives the server.
+
+The child is forked by :class:`subprocess.Popen` on the calling thread (the event loop's, which
+lives as long as the server, as :mod:`godot_mcp.godot.procs` requires), in its own process group
+with the parent-death signal set. Its exit is awaited through a pidfd, so no thread and no
+polling is involved and any number of tasks may wait at once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import IO
+
+import anyio
+
+from godot_mcp.godot import procs
+
+
+class Child:
+    """A spawned process: its own group, dies with the server, awaitable exit."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        self._pidfd: int | None
+        try:
+            self._pidfd = os.pidfd_open(popen.pid)
+        except OSError:
+            self._pidfd = None
+
+    @classmethod
+    def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        stdout: IO[bytes] | int | None = subprocess.DEVNULL,
+        stderr: IO[bytes] | int | None = subprocess.STDOUT,
+        pass_fds: Sequence[int] = (),
+        cwd: str | None = None,
+    ) -> Child:
+        """Start ``argv``; raises ``OSError`` if it cannot be executed."""
+        popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            env=dict(env) if env is not None else None,
+            pass_fds=tuple(pass_fds),
+            cwd=cwd,
+            close_fds=True,
+            **procs.spawn_kwargs(),  # type: ignore[arg-type]
+        )
+        return cls(popen)
+
+    @property
+    def pid(self) -> int:
+        """The child's pid (also its process group id)."""
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once the child was reaped (negative: killed by that signal)."""
+        return self.poll()
+
+    def poll(self) -> int | None:
+        """Reap the child if it exited; return its exit code or ``None``."""
+        code = self._popen.poll()
+        if code is not None:
+            self._close_pidfd()
+        return code
+
+    async def wait(self) -> int:
+        """Wait until the child exits and return its exit code."""
+        while (code := self.poll()) is None:
+            if self._pidfd is None:
+                await anyio.sleep(0.05)
+                continue
+            fd = os.dup(self._pidfd)
+            try:
+                await anyio.wait_readable(fd)
+            finally:
+                os.close(fd)
+        return code
+
+    async def wait_for(self, timeout: float) -> int | None:
+        """Wait at most ``timeout`` seconds; the exit code, or ``None`` if still running."""
+        with anyio.move_on_after(timeout):
+            return await self.wait()
+        return self.poll()
+
+    def signal_group(self, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to the child's whole process group."""
+        procs.kill_group(self.pid, sig)
+
+    async def terminate(self, grace: float = 2.0) -> int | None:
+        """SIGTERM the group, wait up to ``grace`` s, then SIGKILL it; the exit code."""
+        if self.poll() is None:
+            self.signal_group(signal.SIGTERM)
+            await self.wait_for(grace)
+        return await self.kill()
+
+    async def kill(self, grace: float = 5.0) -> int | None:
+        """SIGKILL the group (leftovers included) and reap the child."""
+        self.signal_group(signal.SIGKILL)
+        with anyio.CancelScope(shield=True):
+            return await self.wait_for(grace)
+
+    def _close_pidfd(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None

@@ -1,0 +1,475 @@
+"""Run Godot exports in private scratch space, one process per export.
+
+An export rewrites the project it runs on (``.import/``, a reformatted ``project.godot``) and
+writes editor settings under the XDG dirs, even when it fails. So every export runs on a private
+copy of the project, with private XDG dirs, and writes into a private output dir::
+
+    <work_root>/<export_id>/
+        snapshot/      copy of the project; Godot runs with --path here. Copied: everything but
+                       VCS dirs (.git, .hg, .svn), including .import/ (Godot 3) and .godot/
+                       (Godot 4) so imported resources need no re-import.
+        out/           Godot's output dir. Godot writes <name>.tmp and renames it when done;
+                       for a desktop export the binary is finished before the .pck
+        xdg/config/    XDG_CONFIG_HOME: editor settings, project metadata
+        xdg/cache/     XDG_CACHE_HOME: Godot assembles the pack here first (godot/packtmp.tmp,
+                       then godot/packtmp) and copies it into out/
+        xdg/data/      XDG_DATA_HOME: Godot creates godot/app_userdata/ here; godot/templates
+                       (Godot 3) and godot/export_templates (Godot 4) link to the user's, so the
+                       installed export templates are found and never written
+        log.txt        Godot's stdout and stderr
+
+A job's directory name is its export id. When a server dies mid-export, ``leftovers(work_dir)``
+lists what that export had written, for the recovery routine to move into its evidence area.
+
+Children are started with ``procs.spawn_kwargs()`` (own process group, death signal), which ties
+them to the *thread* that started them: call ``ExportRunner.start``/``start_async`` from the event
+loop's thread, never from a short-lived worker.
+
+Every text handed out (``error``, ``log_tail``) has private paths replaced: the output dir by
+``<export>``, the snapshot and the source project by ``<project>``, the template dirs by
+``<templates>``, anything else under the work root by ``<scratch>``, the home dir by ``~``.
+
+Errors::
+
+    ExportError(Exception)
+     └── ExportSetupError    the work dir could not be prepared (bad id, id in use, copy failed)
+
+An export that runs and fails is not an exception: the job ends in state ``failed`` with an
+``error`` message built from Godot's own ``ERROR:`` lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import anyio
+
+from godot_mcp.godot import procs
+from godot_mcp.godot.presets import KINDS, Preset
+
+RUNNING, SUCCEEDED, FAILED, CANCELLED = "running", "succeeded", "failed", "cancelled"
+_VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+_REAL_COPIES = ("project.godot", "export_presets.cfg", "override.cfg")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_TEMPLATE_DIRS = ("templates", "export_templates")
+_FLAGS = {
+    3: {"pack": ["--export-pack"], "release": ["--export"], "debug": ["--export-debug"]},
+    4: {
+        "pack": ["--headless", "--export-pack"],
+        "release": ["--headless", "--export-release"],
+        "debug": ["--headless", "--export-debug"],
+    },
+}
+_NOISE = (
+    re.compile(r"Invalid locale '"),
+    re.compile(r"Unsupported locale '"),
+    re.compile(r'key "patch_list"'),
+)
+
+
+class ExportError(Exception):
+    """Base of the export layer's errors."""
+
+
+class ExportSetupError(ExportError):
+    """The export's private work dir could not be prepared."""
+
+
+class ExportRunner:
+    """Starts exports of a project with one headless Godot binary.
+
+    ``env`` is the base environment for Godot (default: this process's). The user's export
+    templates are looked up under its ``XDG_DATA_HOME`` (else ``$HOME/.local/share``).
+    ``godot_major`` picks the command-line flags; only Godot 3 is verified.
+    """
+
+    def __init__(
+        self,
+        headless_binary: str,
+        work_root: Path,
+        env: Mapping[str, str] | None = None,
+        godot_major: int = 3,
+    ) -> None:
+        self.headless_binary = headless_binary
+        self.work_root = Path(work_root)
+        self.env = dict(os.environ if env is None else env)
+        if godot_major not in _FLAGS:
+            raise ValueError(f"unsupported Godot major version {godot_major}")
+        self.godot_major = godot_major
+
+    def start(
+        self, project: Path, preset: Preset, kind: str, export_id: str, expected: list[str]
+    ) -> ExportJob:
+        """Copy the project, then spawn Godot; returns the running job.
+
+        Blocks while the project is copied; see ``start_async`` to copy off the loop.
+        """
+        job = self.prepare(project, preset, kind, export_id, expected)
+        job.launch()
+        return job
+
+    async def start_async(
+        self, project: Path, preset: Preset, kind: str, export_id: str, expected: list[str]
+    ) -> ExportJob:
+        """Like ``start``, copying in a worker thread and spawning in the calling thread."""
+        try:
+            job = await anyio.to_thread.run_sync(
+                self.prepare, project, preset, kind, export_id, expected
+            )
+        except anyio.get_cancelled_exc_class():
+            shutil.rmtree(self.work_root / export_id, ignore_errors=True)
+            raise
+        job.launch()
+        return job
+
+    def prepare(
+        self, project: Path, preset: Preset, kind: str, export_id: str, expected: list[str]
+    ) -> ExportJob:
+        """Build the work dir (snapshot, out, XDG dirs) without starting Godot.
+
+        Thread-safe; the returned job must still be ``launch()``-ed from the loop's thread.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        if not expected or any("/" in n or n in ("", ".", "..") for n in expected):
+            raise ValueError("expected must be a non-empty list of plain file names")
+        if not _ID.match(export_id):
+            raise ExportSetupError(f"export id {export_id!r} is not a safe directory name")
+        self.work_root.mkdir(parents=True, exist_ok=True)
+        work_dir = self.work_root / export_id
+        try:
+            work_dir.mkdir()
+        except FileExistsError:
+            raise ExportSetupError(f"export id {export_id!r} is already in use") from None
+        try:
+            content = _copy_project(Path(project), work_dir / "snapshot", self.work_root)
+            for sub in ("out", "xdg/config", "xdg/cache", "xdg/data/godot"):
+                (work_dir / sub).mkdir(parents=True)
+            user_godot = _user_data_home(self.env) / "godot"
+            for name in _TEMPLATE_DIRS:
+                if (user_godot / name).is_dir():
+                    (work_dir / "xdg/data/godot" / name).symlink_to(user_godot / name)
+        except OSError as exc:
+            shutil.rmtree(work_dir, ignore_errors=True)
+            raise ExportSetupError(f"cannot prepare the export: {exc.strerror or exc}") from None
+        template = _template_bytes(user_godot, preset, kind)
+        return ExportJob(
+            self,
+            Path(project),
+            work_dir,
+            preset,
+            kind,
+            list(expected),
+            estimate=2 * content + template,
+        )
+
+
+class ExportJob:
+    """One export: its process, its state and its private work dir."""
+
+    def __init__(
+        self,
+        runner: ExportRunner,
+        project: Path,
+        work_dir: Path,
+        preset: Preset,
+        kind: str,
+        expected: list[str],
+        estimate: int,
+    ) -> None:
+        self.export_id = work_dir.name
+        self.preset = preset
+        self.kind = kind
+        self.expected = expected
+        self.work_dir = work_dir
+        self.out_dir = work_dir / "out"
+        self.snapshot_dir = work_dir / "snapshot"
+        self.log_path = work_dir / "log.txt"
+        self.state = "pending"
+        self.error: str | None = None
+        self.exit_code: int | None = None
+        self.outputs: list[tuple[str, Path]] = []
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
+        self._runner = runner
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._estimate = max(estimate, 1)
+        self._high_water = 0
+        self._redactions = _redactions(runner, project, work_dir)
+
+    @property
+    def pid(self) -> int | None:
+        """The Godot process id while it has one."""
+        return self._proc.pid if self._proc else None
+
+    def command(self) -> list[str]:
+        """The Godot command line of this export."""
+        flags = _FLAGS[self._runner.godot_major][self.kind]
+        return [
+            self._runner.headless_binary,
+            "--path",
+            str(self.snapshot_dir),
+            *flags,
+            self.preset.name,
+            str(self.out_dir / self.expected[0]),
+        ]
+
+    def launch(self) -> None:
+        """Spawn Godot; call from the thread whose life bounds the child's (the event loop's)."""
+        if self.state != "pending":
+            raise RuntimeError(f"export {self.export_id} was already launched")
+        env = dict(self._runner.env)
+        env["XDG_CONFIG_HOME"] = str(self.work_dir / "xdg/config")
+        env["XDG_CACHE_HOME"] = str(self.work_dir / "xdg/cache")
+        env["XDG_DATA_HOME"] = str(self.work_dir / "xdg/data")
+        self.state = RUNNING
+        self.started_at = time.monotonic()
+        with open(self.log_path, "wb") as log:
+            try:
+                self._proc = subprocess.Popen(  # type: ignore[call-overload]
+                    self.command(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=self.work_dir,
+                    **procs.spawn_kwargs(),
+                )
+            except OSError as exc:
+                self._end(FAILED, f"cannot start Godot: {exc.strerror or exc}")
+
+    def poll(self) -> str:
+        """The current state; settles the outcome once the process has exited (non-blocking)."""
+        if self.state != RUNNING or self._proc is None:
+            return self.state
+        code = self._proc.poll()
+        if code is None:
+            return RUNNING
+        self.exit_code = code
+        missing = [n for n in self.expected if not (self.out_dir / n).is_file()]
+        if code == 0 and not missing:
+            self.outputs = [(n, self.out_dir / n) for n in self.expected]
+            self._end(SUCCEEDED, None)
+        elif code != 0:
+            self._end(FAILED, _with_reason(f"Godot exited with code {code}", self._summary()))
+        else:
+            wrote = ", ".join(missing)
+            self._end(
+                FAILED, _with_reason(f"Godot exited 0 but did not write {wrote}", self._summary())
+            )
+        return self.state
+
+    async def wait(self, timeout: float) -> str:
+        """Wait at most ``timeout`` seconds for the export to end; returns the state."""
+        with anyio.move_on_after(max(timeout, 0.0)):
+            while self.poll() == RUNNING:
+                await anyio.sleep(0.05)
+        return self.poll()
+
+    def progress(self) -> tuple[int, int]:
+        """``(done, total)`` bytes: an estimate, never decreasing, ``done == total`` at success.
+
+        ``done`` counts what Godot has written so far in ``out/`` (``.tmp`` included) and in its
+        scratch cache; ``total`` is twice the snapshot's size (the pack is assembled in the cache,
+        then copied out) plus the export template for a desktop export.
+        """
+        if self.state == SUCCEEDED:
+            size = sum(p.stat().st_size for _, p in self.outputs if p.exists())
+            return size, size
+        now = _tree_bytes(self.out_dir) + _tree_bytes(self.work_dir / "xdg/cache")
+        self._high_water = max(self._high_water, now)
+        total = max(self._estimate, self._high_water + 1)
+        return self._high_water, total
+
+    def kill(self) -> None:
+        """Kill the export's process group now (if it runs) and mark it cancelled."""
+        if self._proc is not None and self._proc.poll() is None:
+            procs.kill_group(self._proc.pid)
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.state in (RUNNING, "pending"):
+            if self._proc is not None:
+                self.exit_code = self._proc.returncode
+            self._end(CANCELLED, None)
+
+    async def cancel(self) -> str:
+        """Kill a running export and remove its work dir; returns the final state.
+
+        An export that already ended keeps its state (and its work dir, for ``cleanup``).
+        """
+        if self.poll() not in (RUNNING, "pending"):
+            return self.state
+        if self._proc is not None:
+            procs.kill_group(self._proc.pid)
+            with anyio.move_on_after(5):
+                while self._proc.poll() is None:
+                    await anyio.sleep(0.01)
+        self.kill()
+        await anyio.to_thread.run_sync(self.cleanup)
+        return self.state
+
+    def cleanup(self) -> None:
+        """Remove the work dir (outputs included): call once the outputs are registered."""
+        if self.state == RUNNING:
+            self.kill()
+        shutil.rmtree(self.work_dir, ignore_errors=True)
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines of Godot's output, private paths replaced."""
+        text = _read_tail(self.log_path)
+        return self.redact("\n".join(text.splitlines()[-lines:])) if lines > 0 else ""
+
+    def redact(self, text: str) -> str:
+        """Replace this export's private paths in ``text`` by placeholders."""
+        for pattern, placeholder in self._redactions:
+            text = pattern.sub(placeholder, text)
+        return text
+
+    def _summary(self) -> str:
+        return self.redact(_error_summary(_read_tail(self.log_path)))
+
+    def _end(self, state: str, error: str | None) -> None:
+        self.state = state
+        self.error = error
+        self.ended_at = time.monotonic()
+
+
+def leftovers(work_dir: Path) -> list[Path]:
+    """What an export in ``work_dir`` had written: ``out/``, its scratch cache, its log.
+
+    Partial outputs show as ``*.tmp``; the scratch cache holds the partly assembled pack.
+    """
+    found: list[Path] = []
+    for sub in ("out", "xdg/cache"):
+        root = work_dir / sub
+        if root.is_dir():
+            found.extend(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+    if (work_dir / "log.txt").is_file():
+        found.append(work_dir / "log.txt")
+    return sorted(found)
+
+
+def work_dirs(work_root: Path) -> list[Path]:
+    """Every export work dir under ``work_root`` (each named by its export id)."""
+    if not work_root.is_dir():
+        return []
+    return sorted(p for p in work_root.iterdir() if p.is_dir() and _ID.match(p.name))
+
+
+def _copy_project(src: Path, dst: Path, work_root: Path) -> int:
+    """Copy the project (metadata kept, symlinks as links); returns the bytes copied."""
+    if not (src / "project.godot").is_file():
+        raise OSError(2, f"no project.godot in {src.name or src}")
+    skip = work_root.resolve()
+    inside = skip.is_relative_to(src.resolve())
+    copied = 0
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        dropped = {n for n in names if n in _VCS_DIRS}
+        if inside:
+            dropped.update(n for n in names if Path(directory, n).resolve() == skip)
+        return dropped
+
+    def copy(s: str, d: str) -> str:
+        nonlocal copied
+        result = shutil.copy2(s, d)
+        copied += os.path.getsize(d)
+        return str(result)
+
+    shutil.copytree(src, dst, symlinks=True, ignore=ignore, copy_function=copy)
+    for name in _REAL_COPIES:
+        if (dst / name).is_symlink():
+            (dst / name).unlink()
+            shutil.copy2(src / name, dst / name)
+    return copied
+
+
+def _user_data_home(env: Mapping[str, str]) -> Path:
+    data = env.get("XDG_DATA_HOME", "")
+    if data and os.path.isabs(data):
+        return Path(data)
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "share"
+
+
+def _template_bytes(user_godot: Path, preset: Preset, kind: str) -> int:
+    if kind == "pack" or preset.platform.strip().lower() not in ("linux/x11", "linux"):
+        return 0
+    sizes = [
+        p.stat().st_size for p in user_godot.glob(f"*templates/*/linux_x11_*_{kind}") if p.is_file()
+    ]
+    return max(sizes, default=0)
+
+
+def _tree_bytes(root: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _read_tail(path: Path, limit: int = 256 * 1024) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - limit))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _error_summary(log: str, keep: int = 3) -> str:
+    """Godot's last meaningful ``ERROR:`` messages (function prefix and noise dropped)."""
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    for line in log.splitlines():
+        if line.startswith(("ERROR: ", "SCRIPT ERROR: ")):
+            message = line.split(": ", 1)[1]
+            message = re.sub(r"^[A-Za-z_][\w:]*: ", "", message)
+            current = [message]
+            blocks.append(current)
+        elif line.strip().lower().startswith("at: "):
+            current = None
+        elif current is not None and line.strip():
+            current.append(line.strip())
+    kept = ["\n".join(b) for b in blocks if not any(n.search(b[0]) for n in _NOISE)]
+    return "\n".join(kept[-keep:])[-2000:]
+
+
+def _with_reason(headline: str, summary: str) -> str:
+    return f"{headline}: {summary}" if summary else headline
+
+
+def _redactions(
+    runner: ExportRunner, project: Path, work_dir: Path
+) -> list[tuple[re.Pattern[str], str]]:
+    pairs: list[tuple[Path, str]] = [
+        (work_dir / "out", "<export>"),
+        (work_dir / "snapshot", "<project>"),
+        (project, "<project>"),
+        (work_dir, "<scratch>"),
+        (runner.work_root, "<scratch>"),
+    ]
+    user_godot = _user_data_home(runner.env) / "godot"
+    for name in _TEMPLATE_DIRS:
+        pairs.append((work_dir / "xdg/data/godot" / name, "<templates>"))
+        pairs.append((user_godot / name, "<templates>"))
+    home = runner.env.get("HOME") or os.path.expanduser("~")
+    if home and home != "/":
+        pairs.append((Path(home), "~"))
+    seen: dict[str, str] = {}
+    for path, placeholder in pairs:
+        for form in {str(path.absolute()), os.path.realpath(path)}:
+            seen.setdefault(form, placeholder)
+    ordered = sorted(seen.items(), key=lambda item: len(item[0]), reverse=True)
+    return [(re.compile(re.escape(p) + r"(?![A-Za-z0-9._-])"), ph) for p, ph in ordered]

@@ -1,0 +1,490 @@
+"""Game sessions: launch a project with the bridge script, capture frames, stop it.
+
+A :class:`GameRunner` owns the sessions it started and (when the server has no ``DISPLAY``) one
+private Xvfb. Each launch listens on its own loopback port with its own secret
+(:mod:`godot_mcp.godot.bridge`) and runs ``godot --path PROJECT --audio-driver Dummy --script
+<bridge> -- --mcp-port=N``; the bridge script lives in this package and nothing is written into
+the project. Every wait is bounded; every failure is a :class:`GameError` whose message names
+no private path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from godot_mcp.godot.bridge import SECRET_ENV, BridgeClosed, BridgeConnection, BridgeListener
+from godot_mcp.godot.capture import Capture, assemble_apng, check_png
+from godot_mcp.godot.child import Child
+from godot_mcp.godot.display import PrivateDisplay
+from godot_mcp.godot.game_errors import GameError, Scrubber, one_line
+from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
+
+__all__ = ["Capture", "GameError", "GameRunner", "GameSession"]
+
+MODES = ("windowed", "headless")
+MIN_FRAMES, MAX_FRAMES = 2, 300
+MIN_FPS, MAX_FPS = 1, 60
+MAX_RECORD_SECONDS = 30
+MIN_SIZE, MAX_SIZE = 16, 8192
+EXIT_WAIT = 2.0
+_BRIDGES = {3: "bridge3.gd", 4: "bridge4.gd"}
+_SCENE = re.compile(r"^res://[^\x00-\x1f\\]+\.(?:tscn|scn)$")
+
+T = TypeVar("T")
+
+
+def validate_scene(scene: str | None) -> str | None:
+    """``scene`` if it is a ``res://…tscn``/``.scn`` path without ``..``; else invalid_argument."""
+    if scene is None:
+        return None
+    if (
+        not isinstance(scene, str)
+        or len(scene) > 1024
+        or not _SCENE.match(scene)
+        or ".." in scene.split("/")
+        or "/./" in scene
+    ):
+        raise GameError(
+            "invalid_argument", "scene must be a res:// path to a .tscn or .scn file, without '..'"
+        )
+    return scene
+
+
+def validate_recording(frames: int, fps: int) -> None:
+    """Raise invalid_argument unless 2 ≤ frames ≤ 300, 1 ≤ fps ≤ 60 and frames/fps ≤ 30 s."""
+    for name, value, low, high in (
+        ("frames", frames, MIN_FRAMES, MAX_FRAMES),
+        ("fps", fps, MIN_FPS, MAX_FPS),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise GameError("invalid_argument", f"{name} must be an integer from {low} to {high}")
+    if frames > fps * MAX_RECORD_SECONDS:
+        raise GameError(
+            "invalid_argument",
+            f"{frames} frames at {fps} fps is {frames / fps:g} s; at most "
+            f"{MAX_RECORD_SECONDS} s of game time",
+        )
+
+
+def _validate_size(size: tuple[int, int] | None) -> tuple[int, int] | None:
+    if size is None:
+        return None
+    if (
+        not isinstance(size, tuple)
+        or len(size) != 2
+        or not all(isinstance(v, int) and MIN_SIZE <= v <= MAX_SIZE for v in size)
+    ):
+        raise GameError(
+            "invalid_argument", f"size must be (width, height), each {MIN_SIZE} to {MAX_SIZE}"
+        )
+    return size
+
+
+def bridge_script(major: int | None) -> Path:
+    """The bridge script for a Godot major version (3 when unknown)."""
+    name = _BRIDGES[4] if (major or 3) >= 4 else _BRIDGES[3]
+    return Path(__file__).resolve().parent / name
+
+
+class GameSession:
+    """One running game, driven through its bridge connection."""
+
+    def __init__(
+        self,
+        child: Child,
+        mode: str,
+        log_path: Path,
+        scratch: Path,
+        scrub: Scrubber,
+    ) -> None:
+        self.mode = mode
+        self._child = child
+        self._log_path = log_path
+        self._scratch = scratch
+        self._scrub = scrub
+        self._conn: BridgeConnection | None = None
+        self._state = "starting"
+        self._exit_code: int | None = None
+        self._hello: dict[str, Any] = {}
+        self._ready: dict[str, Any] = {}
+        self._capture_lock = anyio.Lock()
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        """``starting``, ``running``, ``exited`` (on its own) or ``stopped`` (by us)."""
+        return self.poll()
+
+    @property
+    def exit_code(self) -> int | None:
+        """The game's exit code once it ended (negative: killed by that signal)."""
+        self.poll()
+        return self._exit_code
+
+    @property
+    def pid(self) -> int:
+        """The game's pid (also its process group id)."""
+        return self._child.pid
+
+    @property
+    def headless(self) -> bool:
+        """True when the engine cannot draw: captures are unavailable."""
+        return self.mode == "headless" or bool(self._hello.get("headless"))
+
+    @property
+    def engine_version(self) -> str | None:
+        """The version string the engine reported."""
+        value = self._hello.get("engine")
+        return str(value) if value else None
+
+    @property
+    def viewport_size(self) -> tuple[int, int] | None:
+        """The root viewport size reported when the scene was ready."""
+        if not self._ready:
+            return None
+        return int(self._ready.get("width", 0)), int(self._ready.get("height", 0))
+
+    def poll(self) -> str:
+        """Refresh and return the state, noticing a game that exited on its own."""
+        code = self._child.poll()
+        if code is not None:
+            self._exit_code = code
+            if self._state in ("starting", "running"):
+                self._state = "exited"
+        return self._state
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines of the game's output, private paths scrubbed."""
+        try:
+            with open(self._log_path, "rb") as log:
+                log.seek(0, os.SEEK_END)
+                size = log.tell()
+                log.seek(max(0, size - 64 * 1024))
+                text = log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        kept = [line for line in text.splitlines() if line.strip()]
+        return self._scrub("\n".join(kept[-lines:] if lines > 0 else []))
+
+    # -- captures --------------------------------------------------------------------------
+
+    async def screenshot(self, timeout: float = 15) -> Capture:
+        """A PNG of the root viewport, written to a temp file in the scratch dir."""
+        self._require_capturable()
+        fd, name = tempfile.mkstemp(prefix="shot-", suffix=".png", dir=self._scratch)
+        os.close(fd)
+        path = Path(name)
+        try:
+            reply = await self._call("screenshot", timeout, path=str(path))
+            (frame,) = _frames(reply, 1)
+            check_png(path, frame["width"], frame["height"])
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        return Capture(
+            path=path,
+            media_type="image/png",
+            width=frame["width"],
+            height=frame["height"],
+            frames=1,
+            engine_ms=frame["ms"],
+        )
+
+    async def record(self, frames: int, fps: int, timeout: float | None = None) -> Capture:
+        """``frames`` frames ``1/fps`` s of game time apart, as one looping APNG."""
+        validate_recording(frames, fps)
+        self._require_capturable()
+        if timeout is None:
+            timeout = frames / fps + frames * 0.25 + 15
+        work = Path(tempfile.mkdtemp(prefix="rec-", dir=self._scratch))
+        fd, name = tempfile.mkstemp(prefix="rec-", suffix=".png", dir=self._scratch)
+        os.close(fd)
+        out = Path(name)
+        paths = [work / f"frame-{i:04d}.png" for i in range(frames)]
+        try:
+            reply = await self._call("record", timeout, fps=fps, paths=[str(p) for p in paths])
+            infos = _frames(reply, frames)
+            width, height = infos[0]["width"], infos[0]["height"]
+            for path, info in zip(paths, infos, strict=True):
+                check_png(path, info["width"], info["height"])
+                if (info["width"], info["height"]) != (width, height):
+                    raise GameError("failed", "the window was resized during the recording")
+            await anyio.to_thread.run_sync(assemble_apng, paths, out, fps)
+        except BaseException:
+            out.unlink(missing_ok=True)
+            raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return Capture(
+            path=out,
+            media_type="image/apng",
+            width=width,
+            height=height,
+            frames=frames,
+            engine_ms=round(sum(info["ms"] for info in infos), 3),
+        )
+
+    def _require_capturable(self) -> None:
+        if self.headless:
+            raise GameError("unavailable", "captures need a windowed session; this one is headless")
+
+    async def _call(self, cmd: str, timeout: float, **args: Any) -> dict[str, Any]:
+        """Send one command, racing its reply against the game's exit, within ``timeout``."""
+        self._require_running()
+        conn = self._conn
+        assert conn is not None
+        with anyio.move_on_after(timeout) as scope:
+            async with self._capture_lock:
+                self._require_running()
+                reply = await self._race(conn.request, cmd, **args)
+        if scope.cancelled_caught:
+            raise GameError("timeout", f"the game did not answer {cmd} within {timeout:g} s")
+        if not reply.get("ok"):
+            outcome = str(reply.get("error") or "failed")
+            if outcome not in ("failed", "unavailable", "invalid_argument", "timeout"):
+                outcome = "failed"
+            raise GameError(outcome, self._scrub(str(reply.get("message") or f"{cmd} failed")))
+        return reply
+
+    def _require_running(self) -> None:
+        state = self.poll()
+        if state == "exited":
+            raise self._exit_error(self._exit_code)
+        if state != "running":
+            raise GameError("failed", f"the game session is {state}")
+
+    def _exit_error(self, code: int | None, when: str = "") -> GameError:
+        tail = one_line(self.log_tail(6), 400)
+        return GameError("failed", f"game exited with code {code}{when}: {tail or 'no output'}")
+
+    async def _race(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` unless the game exits first; a closed bridge becomes a GameError."""
+        result: list[T] = []
+
+        async def work() -> None:
+            with contextlib.suppress(BridgeClosed):
+                result.append(await fn(*args, **kwargs))
+            group.cancel_scope.cancel()
+
+        async def watch() -> None:
+            await self._child.wait()
+            group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(work)
+            group.start_soon(watch)
+        if result:
+            return result[0]
+        code = await self._child.wait_for(EXIT_WAIT)
+        if code is not None:
+            self.poll()
+            raise self._exit_error(code, " before connecting back" if self._conn is None else "")
+        raise GameError("failed", "the game closed its bridge connection")
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def _connect(self, listener: BridgeListener) -> None:
+        """Wait for the authenticated hello, then for the scene to be ready (unbounded)."""
+        conn, hello = await self._race(listener.accept)
+        self._conn, self._hello = conn, hello
+        self._ready = await self._race(conn.receive_type, "ready")
+        if not self._ready.get("loaded"):
+            reason = str(self._ready.get("error") or "the scene failed to load")
+            details = [line for line in self.log_tail(12).splitlines() if not _is_noise(line)][-3:]
+            if details:
+                reason += ": " + one_line("\n".join(details), 300)
+            raise GameError("failed", self._scrub(reason))
+        self._state = "running"
+
+    async def stop(self, timeout: float = 5) -> int | None:
+        """Ask the game to quit, wait up to ``timeout`` s, then kill its process group."""
+        with anyio.CancelScope(shield=True):
+            live = self.poll() in ("starting", "running")
+            if live and self._conn is not None:
+                with anyio.move_on_after(max(0.0, timeout)), contextlib.suppress(BridgeClosed):
+                    await self._conn.send({"id": 0, "cmd": "quit"})
+                    await self._child.wait()
+            await self._child.kill()
+            if self._conn is not None:
+                await self._conn.aclose()
+            self.poll()
+            if live:
+                self._state = "stopped"
+            return self._exit_code
+
+
+class GameRunner:
+    """Starts game sessions for one Godot install; :meth:`aclose` ends them all."""
+
+    def __init__(self, install: GodotInstall, scratch_dir: Path) -> None:
+        self.install = install
+        self.scratch_dir = Path(scratch_dir)
+        self._sessions: list[GameSession] = []
+        self._display: PrivateDisplay | None = None
+        self._logs: list[Path] = []
+        self._closed = False
+
+    @property
+    def sessions(self) -> list[GameSession]:
+        """The sessions started by this runner that were not stopped yet."""
+        return [s for s in self._sessions if s.poll() != "stopped"]
+
+    @property
+    def xvfb_pid(self) -> int | None:
+        """The private Xvfb's pid while it runs."""
+        return self._display.pid if self._display else None
+
+    async def start(
+        self,
+        project: Path,
+        mode: str = "windowed",
+        scene: str | None = None,
+        timeout: float = 20,
+        size: tuple[int, int] | None = None,
+    ) -> GameSession:
+        """Launch ``project`` with the bridge and wait until its scene is running."""
+        if self._closed:
+            raise GameError("failed", "the game runner is closed")
+        if mode not in MODES:
+            raise GameError("invalid_argument", "mode must be 'windowed' or 'headless'")
+        scene = validate_scene(scene)
+        size = _validate_size(size)
+        if not timeout > 0:
+            raise GameError("invalid_argument", "timeout must be positive")
+        project = Path(project).resolve()
+        if not (project / "project.godot").is_file():
+            raise GameError("invalid_argument", "the project has no project.godot")
+        self.scratch_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        scrub = Scrubber.default(self.scratch_dir, project)
+
+        inst = self.install
+        if mode == "windowed":
+            availability, binary, major = windowed_availability(inst), inst.binary, inst.major
+            flags: list[str] = []
+        else:
+            availability, binary, major = (
+                headless_availability(inst),
+                inst.headless,
+                inst.headless_major,
+            )
+            flags = ["--headless"] if inst.headless_needs_flag else []
+        if availability != "available" or binary is None:
+            raise GameError("unavailable", availability.removeprefix("unavailable: "))
+
+        env = {k: v for k, v in os.environ.items() if k != SECRET_ENV}
+        if env.get("LANG", "C").split(".")[0] in ("", "C", "POSIX"):
+            # Godot reads its locale from LANG and logs two errors for "C"; it falls back
+            # to "en" either way, so say "en" and keep the log tails readable.
+            env["LANG"] = "en_US.UTF-8"
+        if mode == "windowed":
+            try:
+                env.update(await self._display_env())
+            except GameError as exc:
+                raise GameError(exc.outcome, scrub(exc.message)) from None
+
+        listener = await BridgeListener.open()
+        env[SECRET_ENV] = listener.secret
+        argv = [binary, *flags, "--path", str(project), "--audio-driver", "Dummy"]
+        if size is not None:
+            argv += ["--resolution", f"{size[0]}x{size[1]}"]
+        argv += ["--script", str(bridge_script(major)), "--", f"--mcp-port={listener.port}"]
+        if scene is not None:
+            argv.append(f"--mcp-scene={scene}")
+
+        log_path = self.scratch_dir / f"game-{secrets.token_hex(6)}.log"
+        self._logs.append(log_path)
+        try:
+            with open(log_path, "wb") as log:
+                child = Child.spawn(argv, env=env, stdout=log, cwd=str(self.scratch_dir))
+        except OSError as exc:
+            await listener.aclose()
+            raise GameError("unavailable", f"cannot run Godot: {exc.strerror}") from None
+        session = GameSession(child, mode, log_path, self.scratch_dir, scrub)
+        self._sessions.append(session)
+        try:
+            with anyio.fail_after(timeout):
+                await session._connect(listener)
+        except TimeoutError:
+            await self._discard(session)
+            what = "connect back" if session._conn is None else "load its scene"
+            tail = one_line(session.log_tail(6), 400)
+            raise GameError(
+                "timeout",
+                f"the game did not {what} within {timeout:g} s: {tail or 'no output'}",
+            ) from None
+        except BaseException:
+            await self._discard(session)
+            raise
+        finally:
+            with anyio.CancelScope(shield=True):
+                await listener.aclose()
+        return session
+
+    async def _discard(self, session: GameSession) -> None:
+        """Kill a session that failed to start (its log stays until :meth:`aclose`)."""
+        await session.stop(timeout=0)
+        with contextlib.suppress(ValueError):
+            self._sessions.remove(session)
+
+    async def _display_env(self) -> dict[str, str]:
+        if self.install.display:
+            env = {"DISPLAY": self.install.display}
+            if xauthority := os.environ.get("XAUTHORITY"):
+                env["XAUTHORITY"] = xauthority
+            return env
+        if not self.install.xvfb:
+            raise GameError("unavailable", "no DISPLAY and no Xvfb installed")
+        if self._display is None:
+            self._display = PrivateDisplay(self.install.xvfb, self.scratch_dir)
+        return await self._display.env()
+
+    async def aclose(self) -> None:
+        """Stop every session, delete their logs, then stop the private Xvfb."""
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as group:
+                for session in self._sessions:
+                    group.start_soon(session.stop, 2.0)
+            self._sessions.clear()
+            for log_path in self._logs:
+                log_path.unlink(missing_ok=True)
+            self._logs.clear()
+            if self._display is not None:
+                await self._display.aclose()
+
+
+def _is_noise(line: str) -> bool:
+    """Log lines that say nothing about why a scene failed."""
+    text = line.strip()
+    return text.startswith(("Godot Engine v", "OpenGL ES", "At: ")) or not text
+
+
+def _frames(reply: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """The per-frame reports of a capture reply, checked and normalised."""
+    raw = reply.get("frames")
+    if not isinstance(raw, list) or len(raw) != count:
+        raise GameError("failed", "the engine reported the wrong number of frames")
+    frames = []
+    for item in raw:
+        try:
+            frames.append(
+                {
+                    "width": int(item["width"]),
+                    "height": int(item["height"]),
+                    "ms": float(item.get("grab_ms", 0)) + float(item.get("save_ms", 0)),
+                }
+            )
+        except (KeyError, TypeError, ValueError):
+            raise GameError("failed", "the engine sent a malformed frame report") from None
+    return frames

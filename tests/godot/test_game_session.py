@@ -1,0 +1,453 @@
+"""Game sessions against a real Godot 3.2 under a real (private) Xvfb: no mocks."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import io
+import itertools
+import json
+import os
+import select
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+from PIL import Image, ImageChops, ImageSequence
+
+from godot_mcp.godot.bridge import BridgeListener
+from godot_mcp.godot.locate import (
+    GodotInstall,
+    headless_availability,
+    locate_godot,
+    windowed_availability,
+)
+from godot_mcp.godot.session import GameError, GameRunner
+
+pytestmark = [pytest.mark.godot, pytest.mark.anyio]
+
+REPO = Path(__file__).resolve().parents[2]
+SMALL = (320, 240)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    return tmp_path / "scratch"
+
+
+@pytest.fixture
+async def runner(godot_install: GodotInstall, scratch: Path) -> AsyncIterator[GameRunner]:
+    runner = GameRunner(godot_install, scratch)
+    try:
+        yield runner
+    finally:
+        with anyio.fail_after(15):
+            await runner.aclose()
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every file and directory under ``root`` with its content hash and mode."""
+    digest: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        info = path.lstat()
+        if stat.S_ISDIR(info.st_mode):
+            digest[rel] = f"dir {oct(info.st_mode)}"
+        else:
+            digest[rel] = f"{oct(info.st_mode)} {hashlib.sha256(path.read_bytes()).hexdigest()}"
+    return digest
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Pids (not zombies) whose process group is ``pgid``."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = raw[raw.rindex(")") + 2 :].split()
+        if fields[0] not in ("Z", "X") and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return raw[raw.rindex(")") + 2 :].split()[0] not in ("Z", "X")
+
+
+async def wait_until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.05)
+
+
+def write_scene(project: Path, name: str, script: str) -> str:
+    (project / f"{name}.gd").write_text(script)
+    (project / f"{name}.tscn").write_text(
+        "[gd_scene load_steps=2 format=2]\n\n"
+        f'[ext_resource path="res://{name}.gd" type="Script" id=1]\n\n'
+        '[node name="Root" type="Node2D"]\nscript = ExtResource( 1 )\n'
+    )
+    return f"res://{name}.tscn"
+
+
+def fake_game(tmp_path: Path, body: str) -> str:
+    """An executable that stands in for Godot and never runs the bridge."""
+    path = tmp_path / "fake-godot"
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_locate_finds_godot3_and_its_server_build_and_reads_their_versions(
+    godot_install: GodotInstall,
+) -> None:
+    found = locate_godot(env={"PATH": os.environ["PATH"]})
+    assert found.major == 3 and found.version and found.version.startswith("3.2")
+    assert found.headless and found.headless.endswith("godot3-server")
+    assert found.headless_version == found.version
+    assert found.display is None and found.xvfb
+    assert windowed_availability(found) == "available"
+    assert headless_availability(found) == "available"
+
+
+def test_availability_says_why_when_nothing_is_installed(tmp_path: Path) -> None:
+    nothing = locate_godot(env={"PATH": str(tmp_path)})
+    assert (nothing.binary, nothing.headless, nothing.xvfb) == (None, None, None)
+    assert windowed_availability(nothing).startswith("unavailable: no Godot binary found")
+    assert headless_availability(nothing).startswith("unavailable: no headless Godot found")
+    no_display = dataclasses.replace(nothing, binary="/x/godot3", version="3.2.3")
+    assert windowed_availability(no_display) == "unavailable: no DISPLAY and no Xvfb installed"
+
+
+async def test_a_windowed_screenshot_is_a_png_of_the_reported_size_with_varied_pixels(
+    runner: GameRunner, demo_project: Path
+) -> None:
+    with anyio.fail_after(30):
+        session = await runner.start(demo_project, size=SMALL)
+        assert (session.mode, session.state) == ("windowed", "running")
+        shot = await session.screenshot()
+        assert shot.media_type == "image/png"
+        assert (shot.width, shot.height, shot.frames) == (*SMALL, 1)
+        assert shot.engine_ms > 0
+        data = shot.path.read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+        with Image.open(io.BytesIO(data)) as image:
+            assert image.size == SMALL
+            colours = image.convert("RGB").getcolors(maxcolors=1 << 16) or []
+        assert len(colours) >= 4, "the scene draws several colours"
+        assert max(count for count, _ in colours) < 0.9 * SMALL[0] * SMALL[1]
+        assert await session.stop() == 0
+        assert session.state == "stopped"
+        await wait_until(lambda: live_group_members(session.pid) == [], timeout=5)
+
+
+async def test_a_recording_is_an_apng_whose_frames_differ_because_the_scene_moves(
+    runner: GameRunner, demo_project: Path, scratch: Path
+) -> None:
+    with anyio.fail_after(40):
+        session = await runner.start(demo_project, size=SMALL)
+        rec = await session.record(frames=6, fps=10)
+    assert (rec.media_type, rec.width, rec.height, rec.frames) == ("image/apng", *SMALL, 6)
+    with Image.open(rec.path) as anim:
+        assert anim.format == "PNG"
+        assert anim.is_animated and anim.n_frames == 6
+        assert anim.info.get("loop") == 0
+        frames, durations = [], []
+        for frame in ImageSequence.Iterator(anim):
+            durations.append(frame.info.get("duration"))
+            frames.append(frame.convert("RGB"))
+    assert durations == [100.0] * 6
+    assert all(f.size == SMALL for f in frames)
+    for before, after in itertools.pairwise(frames):
+        assert ImageChops.difference(before, after).getbbox() is not None
+    leftovers = [p.name for p in scratch.iterdir() if p.name.startswith("rec-") and p != rec.path]
+    assert leftovers == []
+
+
+async def test_sessions_leave_the_project_byte_for_byte_unchanged(
+    runner: GameRunner, demo_project: Path
+) -> None:
+    before = tree_digest(demo_project)
+    with anyio.fail_after(40):
+        windowed = await runner.start(demo_project, size=SMALL)
+        await windowed.screenshot()
+        await windowed.record(frames=2, fps=30)
+        headless = await runner.start(demo_project, mode="headless")
+        await windowed.stop()
+        await headless.stop()
+    assert tree_digest(demo_project) == before
+
+
+async def test_a_headless_session_refuses_both_captures_at_once(
+    runner: GameRunner, demo_project: Path
+) -> None:
+    with anyio.fail_after(20):
+        session = await runner.start(demo_project, mode="headless")
+        assert session.mode == "headless" and session.headless
+        started = time.monotonic()
+        for capture in (session.screenshot(), session.record(frames=2, fps=10)):
+            with pytest.raises(GameError) as caught:
+                await capture
+            assert caught.value.outcome == "unavailable"
+        assert time.monotonic() - started < 0.5
+        assert session.state == "running"
+        await session.stop()
+
+
+async def test_a_game_that_exits_before_connecting_fails_with_its_exit_code(
+    godot_install: GodotInstall, scratch: Path, demo_project: Path, tmp_path: Path
+) -> None:
+    fake = fake_game(tmp_path, "echo 'no bridge here' >&2; exit 7")
+    runner = GameRunner(dataclasses.replace(godot_install, headless=fake), scratch)
+    try:
+        with anyio.fail_after(10):
+            with pytest.raises(GameError) as caught:
+                await runner.start(demo_project, mode="headless")
+    finally:
+        await runner.aclose()
+    assert caught.value.outcome == "failed"
+    assert "game exited with code 7 before connecting back" in caught.value.message
+    assert "no bridge here" in caught.value.message
+    assert str(tmp_path) not in caught.value.message
+    assert runner.sessions == []
+
+
+async def test_a_game_that_never_connects_back_times_out_and_is_killed(
+    godot_install: GodotInstall, scratch: Path, demo_project: Path, tmp_path: Path
+) -> None:
+    fake = fake_game(tmp_path, 'echo "pid $$"; sleep 60')
+    runner = GameRunner(dataclasses.replace(godot_install, headless=fake), scratch)
+    started = time.monotonic()
+    try:
+        with anyio.fail_after(10):
+            with pytest.raises(GameError) as caught:
+                await runner.start(demo_project, mode="headless", timeout=1.5)
+        log = next(scratch.glob("game-*.log")).read_text()
+    finally:
+        await runner.aclose()
+    assert caught.value.outcome == "timeout"
+    assert "did not connect back within 1.5 s" in caught.value.message
+    assert time.monotonic() - started < 8
+    pid = int(log.split()[1])
+    await wait_until(lambda: live_group_members(pid) == [], timeout=5)
+    assert list(scratch.iterdir()) == []
+
+
+async def test_a_connection_without_the_secret_is_refused() -> None:
+    listener = await BridgeListener.open()
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                accepted: list[dict[str, object]] = []
+
+                async def accept() -> None:
+                    conn, hello = await listener.accept()
+                    accepted.append(hello)
+                    await conn.aclose()
+
+                group.start_soon(accept)
+                intruder = await anyio.connect_tcp("127.0.0.1", listener.port)
+                await intruder.send(b'{"type":"hello","secret":"guess"}\n')
+                with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                    await intruder.receive()
+                await intruder.aclose()
+                with socket.create_connection(("127.0.0.1", listener.port)) as game:
+                    hello = {"type": "hello", "secret": listener.secret, "engine": "x"}
+                    game.sendall(json.dumps(hello).encode() + b"\n")
+                    await wait_until(lambda: bool(accepted))
+    finally:
+        await listener.aclose()
+    assert accepted[0]["engine"] == "x"
+    assert listener.refused == 1
+
+
+@pytest.mark.parametrize(
+    ("scene", "contents", "expected"),
+    [
+        ("res://missing.tscn", None, "does not exist"),
+        ("res://broken.tscn", "this is not a scene\n[[[", "failed to load"),
+    ],
+)
+async def test_a_scene_that_fails_to_load_is_reported_not_hung(
+    runner: GameRunner, demo_project: Path, scene: str, contents: str | None, expected: str
+) -> None:
+    if contents is not None:
+        (demo_project / scene.removeprefix("res://")).write_text(contents)
+    with anyio.fail_after(20):
+        with pytest.raises(GameError) as caught:
+            await runner.start(demo_project, mode="headless", scene=scene)
+    assert caught.value.outcome == "failed"
+    assert expected in caught.value.message and scene in caught.value.message
+    assert runner.sessions == []
+
+
+async def test_a_game_that_quits_by_itself_is_reported_with_its_exit_code(
+    runner: GameRunner, demo_project: Path
+) -> None:
+    scene = write_scene(
+        demo_project,
+        "quitter",
+        "extends Node2D\n\nfunc _ready():\n"
+        "\tprint('quitting now')\n"
+        "\tyield(get_tree().create_timer(0.3), 'timeout')\n"
+        "\tget_tree().quit(3)\n",
+    )
+    with anyio.fail_after(20):
+        session = await runner.start(demo_project, scene=scene, size=SMALL)
+        await wait_until(lambda: session.poll() == "exited")
+        with pytest.raises(GameError) as caught:
+            await session.screenshot()
+    assert session.exit_code == 3
+    assert caught.value.outcome == "failed"
+    assert caught.value.message.startswith("game exited with code 3: ")
+    assert "quitting now" in caught.value.message
+    assert "quitting now" in session.log_tail()
+
+
+async def test_a_capture_of_a_game_that_dies_meanwhile_fails_without_hanging(
+    runner: GameRunner, demo_project: Path
+) -> None:
+    with anyio.fail_after(30):
+        session = await runner.start(demo_project, size=SMALL)
+        async with anyio.create_task_group() as group:
+            errors: list[GameError] = []
+
+            async def record() -> None:
+                try:
+                    await session.record(frames=60, fps=10)
+                except GameError as exc:
+                    errors.append(exc)
+
+            group.start_soon(record)
+            await anyio.sleep(0.5)
+            os.kill(session.pid, signal.SIGKILL)
+    assert errors and errors[0].outcome == "failed"
+    assert errors[0].message.startswith("game exited with code -9")
+    assert session.state == "exited"
+
+
+@pytest.mark.parametrize(
+    ("frames", "fps"), [(1, 10), (301, 60), (10, 0), (10, 61), (100, 3), (True, 10)]
+)
+async def test_recording_arguments_out_of_range_are_invalid(
+    runner: GameRunner, demo_project: Path, frames: int, fps: int
+) -> None:
+    with anyio.fail_after(20):
+        session = await runner.start(demo_project, mode="headless")
+        with pytest.raises(GameError) as caught:
+            await session.record(frames=frames, fps=fps)
+    assert caught.value.outcome == "invalid_argument"
+
+
+@pytest.mark.parametrize(
+    "scene",
+    [
+        "main.tscn",
+        "/etc/passwd.tscn",
+        "res://../outside.tscn",
+        "res://sub/../../x.tscn",
+        "res://main.gd",
+        "user://main.tscn",
+        "res://a\nb.tscn",
+    ],
+)
+async def test_a_bad_scene_path_is_invalid_and_starts_nothing(
+    runner: GameRunner, demo_project: Path, scene: str, scratch: Path
+) -> None:
+    with anyio.fail_after(5):
+        with pytest.raises(GameError) as caught:
+            await runner.start(demo_project, scene=scene)
+    assert caught.value.outcome == "invalid_argument"
+    assert runner.sessions == []
+    assert not scratch.exists() or not list(scratch.glob("game-*.log"))
+
+
+CRASH_CHILD = """
+import json, sys
+from pathlib import Path
+import anyio
+from godot_mcp.godot.locate import locate_godot
+from godot_mcp.godot.session import GameRunner
+import dataclasses
+
+async def main():
+    install = dataclasses.replace(
+        locate_godot(godot="godot3", godot_headless="godot3-server"), display=None
+    )
+    runner = GameRunner(install, Path(sys.argv[2]))
+    session = await runner.start(Path(sys.argv[1]), size=(320, 240))
+    print(json.dumps({"game": session.pid, "xvfb": runner.xvfb_pid}), flush=True)
+    await anyio.sleep_forever()
+
+anyio.run(main)
+"""
+
+
+def listening_x_sockets(pid: int) -> list[Path]:
+    """The ``/tmp/.X11-unix/X<n>`` sockets process ``pid`` listens on."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = []
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and fields[6] in inodes and fields[7].startswith("/tmp/.X11-unix/X"):
+            found.append(Path(fields[7]))
+    return found
+
+
+def test_a_server_killed_with_sigkill_leaves_no_game_or_xvfb_behind(
+    godot_install: GodotInstall, demo_project: Path, scratch: Path
+) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-c", CRASH_CHILD, str(demo_project), str(scratch)],
+        stdout=subprocess.PIPE,
+        cwd=REPO,
+        start_new_session=True,
+    )
+    try:
+        assert server.stdout is not None
+        ready, _, _ = select.select([server.stdout], [], [], 30)
+        assert ready, "the child server never reported its game"
+        pids = json.loads(server.stdout.readline())
+        assert is_alive(pids["game"]) and is_alive(pids["xvfb"])
+        sockets = listening_x_sockets(pids["xvfb"])
+        assert sockets, "the private Xvfb listens on a unix socket"
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=5)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (is_alive(pids["game"]) or is_alive(pids["xvfb"])):
+            time.sleep(0.05)
+        assert not is_alive(pids["game"]) and not is_alive(pids["xvfb"])
+        assert live_group_members(pids["game"]) == []
+        assert live_group_members(pids["xvfb"]) == []
+        for path in sockets:  # a SIGKILLed Xvfb cannot remove its socket
+            path.unlink(missing_ok=True)
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=5)
