@@ -86,3 +86,27 @@ class Token(Base):
     principal: Mapped[str] = mapped_column(Text, index=True)
     token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
     created_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class Export(Base):
+    """One managed export: its binding, its state, and which process runs it."""
+
+    __tablename__ = "exports"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id"))
+    generation: Mapped[int] = mapped_column(Integer)
+    principal: Mapped[str] = mapped_column(Text)
+    session_id: Mapped[str | None] = mapped_column(Text)
+    launch_id: Mapped[str | None] = mapped_column(String(32))
+    preset: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    log_tail: Mapped[str | None] = mapped_column(Text)
+    owner_pid: Mapped[int] = mapped_column(Integer)
+    owner_start: Mapped[str] = mapped_column(Text)
+    created_us: Mapped[int] = mapped_column(BigInteger)
+    ended_us: Mapped[int | None] = mapped_column(BigInteger)
+    evidence_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    evidence_files: Mapped[int | None] = mapped_column(Integer)

@@ -1,0 +1,29 @@
+"""Checking that a game session or an export belongs to the caller."""
+
+from __future__ import annotations
+
+from godot_mcp.errors import NotFound, PermissionDenied
+from godot_mcp.store.values import Caller
+
+
+def check_owner(
+    caller: Caller,
+    principal: str,
+    session_id: str | None,
+    launch_id: str | None,
+    project_id: int,
+    what: str,
+) -> None:
+    """Raise PermissionDenied when the thing is bound to another caller."""
+    if (principal, session_id, launch_id, project_id) != (
+        caller.principal,
+        caller.session_id,
+        caller.launch_id,
+        caller.project_id,
+    ):
+        raise PermissionDenied(f"{what} belongs to another caller")
+
+
+def unknown(what: str) -> NotFound:
+    """The refusal for an id that names nothing."""
+    return NotFound(f"no such {what}")

@@ -1,0 +1,253 @@
+"""Managed exports: start, watch, register outputs all-or-nothing, cancel.
+
+Each export runs a headless Godot on a private snapshot (``godot.export``). Its
+row in the store records the caller it is bound to and the process that runs
+it, so a restarted server (or ``godot-mcp-admin reconcile``) can tell an export
+whose server was killed (``interrupted``, evidence kept) from one still running.
+Outputs register once the process has exited 0 and every expected file exists,
+in one transaction, bound to the generation current when the export started.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from sqlalchemy import select, update
+
+from godot_mcp.edge.deps import ServerDeps
+from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Unavailable
+from godot_mcp.godot.export import RUNNING, ExportJob, ExportRunner, ExportSetupError
+from godot_mcp.godot.presets import (
+    PresetsError,
+    UnknownPreset,
+    expected_outputs,
+    find_preset,
+    project_name,
+    read_presets,
+)
+from godot_mcp.runtime.binding import check_owner, unknown
+from godot_mcp.runtime.owner import me
+from godot_mcp.runtime.recovery import settle_interrupted, work_root
+from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.ids import is_valid_id, new_id
+from godot_mcp.store.models import Export
+from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
+
+log = logging.getLogger(__name__)
+POLL_S = 0.1
+
+
+@dataclass
+class ExportView:
+    """What ``project.export.status`` reports."""
+
+    id: str
+    preset: str
+    kind: str
+    state: str
+    outputs: list[ArtifactInfo]
+    error: str | None
+    log_tail: str | None
+
+
+class ExportService:
+    """Runs the exports of one server process."""
+
+    def __init__(self, deps: ServerDeps) -> None:
+        self.deps = deps
+        self.store = deps.store
+        self.jobs: dict[str, ExportJob] = {}
+        self._stack = AsyncExitStack()
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def start(self) -> None:
+        """Settle exports a killed server left behind; open the watcher task group."""
+        await anyio.to_thread.run_sync(settle_interrupted, self.store)
+        self._tg = await self._stack.enter_async_context(anyio.create_task_group())
+
+    def availability(self) -> str:
+        install = self.deps.services.get("godot")
+        if install is None or not getattr(install, "headless", None):
+            return "unavailable: no headless Godot binary found (godot3-server or Godot 4)"
+        return "available"
+
+    async def begin(self, caller: Caller, generation: int, preset_name: str, kind: str) -> str:
+        """Start an export; returns its id at once."""
+        project = self.deps.project
+        try:
+            presets = read_presets(project)
+            preset = find_preset(presets, preset_name)
+        except UnknownPreset as exc:
+            raise InvalidArgument(str(exc)) from None
+        except PresetsError as exc:
+            raise InvalidArgument(f"{exc}; known presets: none") from None
+        why = self.availability()
+        if why != "available":
+            raise Unavailable(why.removeprefix("unavailable: "))
+        install = self.deps.services["godot"]
+        expected = expected_outputs(project_name(project), preset, kind)
+        export_id = new_id()
+        pid, start = me()
+        with write_session(self.store.engine) as s:
+            s.add(
+                Export(
+                    id=export_id,
+                    project_id=caller.project_id,
+                    generation=generation,
+                    principal=caller.principal,
+                    session_id=caller.session_id,
+                    launch_id=caller.launch_id,
+                    preset=preset.name,
+                    kind=kind,
+                    state="running",
+                    owner_pid=pid,
+                    owner_start=start,
+                    created_us=self.store._now_us(),
+                )
+            )
+        runner = ExportRunner(
+            install.headless, work_root(self.store), godot_major=install.headless_major or 3
+        )
+        try:
+            job = await runner.start_async(project, preset, kind, export_id, expected)
+        except (ExportSetupError, OSError) as exc:
+            self._finish(export_id, "failed", f"cannot prepare the export: {exc}", None)
+            raise Failed("cannot prepare the export") from None
+        self.jobs[export_id] = job
+        assert self._tg is not None
+        self._tg.start_soon(self._watch, job, caller, generation)
+        return export_id
+
+    async def _watch(self, job: ExportJob, caller: Caller, generation: int) -> None:
+        try:
+            while job.poll() == RUNNING:
+                await anyio.sleep(POLL_S)
+            if job.state == "succeeded":
+                await self._register(job, caller, generation)
+            elif job.state == "failed":
+                self._finish(job.export_id, "failed", job.error, job.log_tail())
+            elif job.state == "cancelled":
+                self._finish(job.export_id, "cancelled", None, None)
+        except Exception:
+            log.exception("watching export failed")
+            self._finish(job.export_id, "failed", "internal error", None)
+        finally:
+            if job.state != RUNNING:
+                await anyio.to_thread.run_sync(job.cleanup)
+
+    async def _register(self, job: ExportJob, caller: Caller, generation: int) -> None:
+        items = [
+            NewArtifact("application/octet-stream", path, name=name) for name, path in job.outputs
+        ]
+        try:
+            await anyio.to_thread.run_sync(
+                lambda: self.store.register_group(caller, generation, items, job.export_id)
+            )
+        except GodotMcpError as exc:
+            total = sum(p.stat().st_size for _, p in job.outputs if p.exists())
+            self._finish(
+                job.export_id,
+                "failed",
+                f"the outputs ({total} bytes) could not be stored: {exc.message}",
+                job.log_tail(),
+            )
+            return
+        self._finish(job.export_id, "succeeded", None, None)
+
+    def _finish(self, export_id: str, state: str, error: str | None, tail: str | None) -> None:
+        with write_session(self.store.engine) as s:
+            s.execute(
+                update(Export)
+                .where(Export.id == export_id)
+                .values(state=state, error=error, log_tail=tail, ended_us=self.store._now_us())
+            )
+
+    def _row(self, caller: Caller, export_id: str) -> Export:
+        if not isinstance(export_id, str) or not is_valid_id(export_id):
+            raise unknown("export")
+        with read_session(self.store.engine) as s:
+            row = s.get(Export, export_id)
+        if row is None:
+            raise unknown("export")
+        check_owner(
+            caller, row.principal, row.session_id, row.launch_id, row.project_id, "this export"
+        )
+        return row
+
+    def view(self, caller: Caller, export_id: str) -> ExportView:
+        """The caller's export as ``project.export.status`` reports it."""
+        row = self._row(caller, export_id)
+        outputs: list[ArtifactInfo] = []
+        if row.state == "succeeded":
+            for info in self.store.export_artifacts(export_id):
+                try:
+                    outputs.append(self.store.info(caller, info.id))
+                except GodotMcpError:
+                    continue
+        return ExportView(
+            row.id, row.preset, row.kind, row.state, outputs, row.error, row.log_tail
+        )
+
+    def progress(self, export_id: str) -> tuple[int, int] | None:
+        job = self.jobs.get(export_id)
+        return job.progress() if job is not None and job.state == RUNNING else None
+
+    def settled(self, export_id: str) -> bool:
+        """True once the export's row has left ``running``."""
+        with read_session(self.store.engine) as s:
+            state = s.scalar(select(Export.state).where(Export.id == export_id))
+        return state != "running"
+
+    async def cancel(self, caller: Caller, export_id: str) -> str:
+        """Cancel the caller's export; returns its final state."""
+        row = self._row(caller, export_id)
+        job = self.jobs.get(export_id)
+        if row.state != "running" or job is None:
+            return row.state
+        await job.cancel()
+        with anyio.fail_after(30):
+            while not self.settled(export_id):
+                await anyio.sleep(0.02)
+        return self._row(caller, export_id).state
+
+    def session_ended(self, session_id: str) -> None:
+        """Kill the exports of an ended HTTP session."""
+        for export_id, job in list(self.jobs.items()):
+            with read_session(self.store.engine) as s:
+                sid = s.scalar(select(Export.session_id).where(Export.id == export_id))
+            if sid == session_id and job.state == RUNNING:
+                job.kill()
+
+    async def aclose(self) -> None:
+        """Stop every running export of this process (graceful shutdown)."""
+        for job in self.jobs.values():
+            if job.state == RUNNING:
+                job.kill()
+        await self._stack.aclose()
+        for export_id, job in self.jobs.items():
+            if job.state == "cancelled":
+                self._finish(export_id, "cancelled", "the server shut down", None)
+            job.cleanup()
+
+
+def describe(view: ExportView, artifact_dict: Any) -> dict[str, Any]:
+    """The ``export`` object of tool answers."""
+    out: dict[str, Any] = {
+        "id": view.id,
+        "preset": view.preset,
+        "kind": view.kind,
+        "state": view.state,
+        "outputs": [artifact_dict(o) for o in view.outputs],
+    }
+    if view.error:
+        out["error"] = view.error
+    if view.log_tail:
+        out["log_tail"] = view.log_tail
+    return out
+
+
+__all__ = ["ExportService", "ExportView", "describe"]

@@ -1,0 +1,164 @@
+"""Recovery evidence: what an export had written when its server was killed.
+
+Evidence is not an artifact: it is never served over MCP, retention and
+reconcile's temp sweep never remove it; only ``evidence purge`` does. It lives
+under ``<state>/evidence/<export_id>/`` with the relative paths the export
+wrote (``out/game.pck.tmp``, ``xdg/cache/...``, ``log.txt``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import select, update
+
+from godot_mcp.errors import InvalidArgument, NotFound
+from godot_mcp.godot.export import leftovers
+from godot_mcp.runtime.owner import alive
+from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.ids import is_valid_id
+from godot_mcp.store.models import Export
+from godot_mcp.store.store import ArtifactStore
+from godot_mcp.store.values import from_us
+
+INTERRUPTED_MESSAGE = (
+    "the server stopped during the export; what it had written is kept as recovery evidence"
+)
+
+
+def work_root(store: ArtifactStore) -> Path:
+    """Where running exports keep their private work dirs."""
+    return store.layout.state_dir / "exports"
+
+
+def _mkdir_private(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def keep_evidence(store: ArtifactStore, export_id: str) -> tuple[int, int]:
+    """Move an export's leftovers into its evidence dir; returns (files, bytes)."""
+    work = work_root(store) / export_id
+    target = store.layout.evidence_dir / export_id
+    _mkdir_private(store.layout.evidence_dir)
+    _mkdir_private(target)
+    files = size = 0
+    if work.is_dir():
+        for path in leftovers(work):
+            rel = path.relative_to(work)
+            dest = target / rel
+            dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            try:
+                size += path.stat().st_size
+                os.replace(path, dest)
+                files += 1
+            except OSError:
+                continue
+        shutil.rmtree(work, ignore_errors=True)
+    return files, size
+
+
+def settle_interrupted(store: ArtifactStore) -> dict[str, int]:
+    """Mark exports whose server died ``interrupted`` and keep their evidence.
+
+    Exports of a live server (this one or another on the same state dir) are left alone.
+    """
+    with read_session(store.engine) as s:
+        rows = s.execute(
+            select(Export.id, Export.owner_pid, Export.owner_start).where(
+                Export.state.in_(("running", "starting"))
+            )
+        ).all()
+    settled = 0
+    for export_id, pid, start in rows:
+        if alive(pid, start):
+            continue
+        files, size = keep_evidence(store, export_id)
+        with write_session(store.engine) as s:
+            s.execute(
+                update(Export)
+                .where(Export.id == export_id, Export.state.in_(("running", "starting")))
+                .values(
+                    state="interrupted",
+                    error=INTERRUPTED_MESSAGE,
+                    ended_us=store._now_us(),
+                    evidence_files=files,
+                    evidence_bytes=size,
+                )
+            )
+        settled += 1
+    _sweep_finished_work(store)
+    return {"exports_interrupted": settled}
+
+
+def _sweep_finished_work(store: ArtifactStore) -> None:
+    """Remove work dirs of exports that are no longer running (scratch, not evidence)."""
+    root = work_root(store)
+    if not root.is_dir():
+        return
+    with read_session(store.engine) as s:
+        running = set(s.scalars(select(Export.id).where(Export.state == "running")))
+    for entry in root.iterdir():
+        if entry.name not in running:
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One interrupted export's evidence: id, file count, bytes, when (no paths)."""
+
+    export_id: str
+    files: int
+    bytes: int
+    interrupted_at: datetime | None
+    preset: str | None
+
+
+def list_evidence(store: ArtifactStore) -> list[Evidence]:
+    """Every evidence entry, even empty ones."""
+    root = store.layout.evidence_dir
+    if not root.is_dir():
+        return []
+    with read_session(store.engine) as s:
+        rows = {r.id: r for r in s.scalars(select(Export).where(Export.state == "interrupted"))}
+    out = []
+    for entry in sorted(root.iterdir()):
+        files = [p for p in entry.rglob("*") if p.is_file()]
+        row = rows.get(entry.name)
+        out.append(
+            Evidence(
+                export_id=entry.name,
+                files=len(files),
+                bytes=sum(p.stat().st_size for p in files),
+                interrupted_at=from_us(row.ended_us) if row and row.ended_us else None,
+                preset=row.preset if row else None,
+            )
+        )
+    return out
+
+
+def purge_evidence(store: ArtifactStore, export_id: str) -> Evidence:
+    """Delete one export's evidence."""
+    if not is_valid_id(export_id):
+        raise InvalidArgument("not an export id")
+    match = [e for e in list_evidence(store) if e.export_id == export_id]
+    if not match:
+        raise NotFound(f"no evidence for export {export_id}")
+    shutil.rmtree(store.layout.evidence_dir / export_id)
+    with write_session(store.engine) as s:
+        s.execute(
+            update(Export)
+            .where(Export.id == export_id)
+            .values(evidence_files=None, evidence_bytes=None)
+        )
+    return match[0]
+
+
+def evidence_counts(store: ArtifactStore) -> dict[str, int]:
+    """Counts for ``status``: pending evidence entries and their bytes."""
+    items = list_evidence(store)
+    return {"evidence_exports": len(items), "evidence_bytes": sum(e.bytes for e in items)}
