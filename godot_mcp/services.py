@@ -24,11 +24,9 @@ def _services(deps: ServerDeps) -> list[Any]:
 
 async def open_services(deps: ServerDeps) -> None:
     """Start the game-session and export services."""
-    try:
-        from godot_mcp.runtime.exports import ExportService
-        from godot_mcp.runtime.games import GameService
-    except ImportError:
-        return
+    from godot_mcp.runtime.exports import ExportService
+    from godot_mcp.runtime.games import GameService
+
     deps.services["games"] = GameService(deps)
     exports = ExportService(deps)
     await exports.start()

@@ -1,0 +1,154 @@
+"""Managed game sessions bound to their caller; captures registered as artifacts.
+
+A session survives a generation change; each capture binds to the generation
+current when it is taken. Capture files are written by the bridge into the
+store's private scratch dir and deleted once registered (or refused).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from godot_mcp.edge.deps import ServerDeps
+from godot_mcp.errors import (
+    Failed,
+    GodotMcpError,
+    InvalidArgument,
+    Timeout,
+    Unavailable,
+)
+from godot_mcp.godot import procs
+from godot_mcp.godot.capture import Capture
+from godot_mcp.godot.game_errors import GameError
+from godot_mcp.godot.locate import headless_availability, windowed_availability
+from godot_mcp.godot.session import GameRunner, GameSession
+from godot_mcp.runtime.binding import check_owner, unknown
+from godot_mcp.store.ids import is_valid_id, new_id
+from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
+
+log = logging.getLogger(__name__)
+MAX_RUNNING = 4
+_ERRORS: dict[str, type[GodotMcpError]] = {
+    "failed": Failed,
+    "timeout": Timeout,
+    "unavailable": Unavailable,
+    "invalid_argument": InvalidArgument,
+}
+
+
+def as_typed(exc: GameError) -> GodotMcpError:
+    """The typed error of a game-layer failure."""
+    return _ERRORS.get(exc.outcome, Failed)(exc.message)
+
+
+@dataclass
+class Managed:
+    """A game session and the caller it is bound to."""
+
+    id: str
+    game: GameSession
+    owner: Caller
+
+
+class GameService:
+    """Starts, lists, stops and captures the game sessions of one server process."""
+
+    def __init__(self, deps: ServerDeps) -> None:
+        self.deps = deps
+        scratch = deps.store.layout.scratch_dir / "games"
+        scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.runner = GameRunner(deps.services["godot"], scratch)
+        self.sessions: dict[str, Managed] = {}
+
+    def availability(self, mode: str = "windowed") -> str:
+        install = self.deps.services["godot"]
+        return (
+            windowed_availability(install) if mode == "windowed" else headless_availability(install)
+        )
+
+    async def start(self, caller: Caller, mode: str, scene: str | None) -> Managed:
+        """Launch the project (or ``scene``) with the bridge; bound to ``caller``."""
+        why = self.availability(mode)
+        if why != "available":
+            raise Unavailable(why.removeprefix("unavailable: "))
+        running = [m for m in self.sessions.values() if m.game.poll() in ("starting", "running")]
+        if len(running) >= MAX_RUNNING:
+            raise Unavailable(f"{MAX_RUNNING} game sessions are running; stop one first")
+        try:
+            game = await self.runner.start(self.deps.project, mode, scene)
+        except GameError as exc:
+            raise as_typed(exc) from None
+        managed = Managed(new_id(), game, caller)
+        self.sessions[managed.id] = managed
+        return managed
+
+    def get(self, caller: Caller, session_id: str) -> Managed:
+        """The caller's session, or a typed refusal."""
+        if not isinstance(session_id, str) or not is_valid_id(session_id):
+            raise unknown("game session")
+        managed = self.sessions.get(session_id)
+        if managed is None:
+            raise unknown("game session")
+        o = managed.owner
+        check_owner(caller, o.principal, o.session_id, o.launch_id, o.project_id, "this session")
+        return managed
+
+    def list(self, caller: Caller) -> list[Managed]:
+        """The caller's sessions, oldest first."""
+        return [m for m in self.sessions.values() if m.owner == caller]
+
+    async def stop(self, caller: Caller, session_id: str) -> Managed:
+        """Stop a session (quit, then kill its process group)."""
+        managed = self.get(caller, session_id)
+        await managed.game.stop()
+        return managed
+
+    async def screenshot(self, caller: Caller, generation: int, session_id: str) -> ArtifactInfo:
+        """One PNG of the root viewport, registered as an artifact."""
+        game = self.get(caller, session_id).game
+        try:
+            capture = await game.screenshot()
+        except GameError as exc:
+            raise as_typed(exc) from None
+        return await self._register(caller, generation, capture)
+
+    async def record(
+        self, caller: Caller, generation: int, session_id: str, frames: int, fps: int
+    ) -> ArtifactInfo:
+        """An animated PNG of ``frames`` frames at ``fps``, registered as an artifact."""
+        game = self.get(caller, session_id).game
+        try:
+            capture = await game.record(frames, fps)
+        except GameError as exc:
+            raise as_typed(exc) from None
+        return await self._register(caller, generation, capture)
+
+    async def _register(self, caller: Caller, generation: int, capture: Capture) -> ArtifactInfo:
+        item = NewArtifact(
+            capture.media_type,
+            capture.path,
+            frames=capture.frames,
+            width=capture.width,
+            height=capture.height,
+        )
+        try:
+            return await anyio.to_thread.run_sync(
+                self.deps.store.register, caller, generation, item
+            )
+        finally:
+            Path(capture.path).unlink(missing_ok=True)
+
+    def session_ended(self, session_id: str) -> None:
+        """Kill the games of an ended HTTP session (nobody can use them any more)."""
+        for key, managed in list(self.sessions.items()):
+            if managed.owner.session_id == session_id:
+                procs.kill_group(managed.game.pid)
+                del self.sessions[key]
+
+    async def aclose(self) -> None:
+        """Stop every game and the private display."""
+        await self.runner.aclose()
