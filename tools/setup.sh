@@ -24,5 +24,10 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -U pip >&2
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' >&2
+log=.venv/install.log
+if ! { .venv/bin/python -m pip install -q --disable-pip-version-check -U pip &&
+       .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: installing the Python environment failed" >&2
+    exit 1
+fi

@@ -10,10 +10,11 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from godot_mcp.cli import admin_tokens
+from godot_mcp.cli import admin_evidence, admin_tokens
 from godot_mcp.cli.common import fail, open_store, print_report
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
-from godot_mcp.errors import GodotMcpError
+from godot_mcp.errors import ConfigError, GodotMcpError, InvalidArgument
+from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted
 from godot_mcp.store.reconcile import ReconcileReport, StatusReport, reconcile, status
 
 PROG = "godot-mcp-admin"
@@ -45,6 +46,7 @@ def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
     store = open_store(settings)
     try:
         report = reconcile(store)
+        report.extra.update(settle_interrupted(store))
     finally:
         store.close()
     print_report(report.as_dict(), args.json)
@@ -61,6 +63,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     store = open_store(settings)
     try:
         report = status(store)
+        report.extra.update(evidence_counts(store))
     finally:
         store.close()
     print_report(report.as_dict(), args.json)
@@ -70,6 +73,8 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
 register_command("token add")(admin_tokens.token_add)
 register_command("token list")(admin_tokens.token_list)
 register_command("token revoke")(admin_tokens.token_revoke)
+register_command("evidence list")(admin_evidence.evidence_list)
+register_command("evidence purge")(admin_evidence.evidence_purge)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,8 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = resolve(args)
         return _HANDLERS[name](args, settings)
-    except GodotMcpError as exc:
+    except (ConfigError, InvalidArgument) as exc:
         return fail(PROG, exc.message)
+    except GodotMcpError as exc:
+        return fail(PROG, exc.message, status=1)
 
 
 if __name__ == "__main__":

@@ -32,10 +32,14 @@ def token_list(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps([
-            {"id": t.id, "principal": t.principal, "created_at": t.created_at.isoformat()}
-            for t in tokens
-        ]))
+        print(
+            json.dumps(
+                [
+                    {"id": t.id, "principal": t.principal, "created_at": t.created_at.isoformat()}
+                    for t in tokens
+                ]
+            )
+        )
     else:
         for t in tokens:
             print(f"{t.principal}\t{t.id}\t{t.created_at.isoformat()}")

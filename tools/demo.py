@@ -1,0 +1,192 @@
+"""The godot-mcp demo: a real MCP client session against examples/demo.
+
+    python tools/demo.py [--out demo-output]
+
+Starts ``godot-mcp serve`` over stdio with the official MCP SDK client, starts a
+windowed game session, captures a screenshot and a recording, exports the
+project (a pack, and a full Linux build when export templates exist), reads
+every artifact back through ``resources/read`` in byte ranges, checks each
+SHA-256 and saves the files under ``--out``. Then it serves the same project over
+authenticated HTTP and shows that a pack export reads back byte-identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from godot_mcp.godot.templates import install_debian_templates
+from godot_mcp.store.store import ArtifactStore
+from godot_mcp.store.tokens import add_token
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = ROOT / "examples" / "demo"
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+async def call(client: Client, tool: str, args: dict[str, Any] | None = None, **kw: Any) -> dict:
+    result = await client.call_tool(tool, args or {}, **kw)
+    body = result.structured_content or {}
+    if body.get("outcome") != "ok":
+        raise SystemExit(f"demo: {tool} answered {body.get('outcome')}: {body.get('message')}")
+    return body
+
+
+async def download(client: Client, artifact: dict, dest: Path) -> None:
+    """Read an artifact in ranges through resources/read, check its SHA-256, save it."""
+    data = bytearray()
+    reads = 0
+    while len(data) < artifact["size"] or reads == 0:
+        r = await client.read_resource(f"{artifact['uri']}?offset={len(data)}"
+                                       if data else artifact["uri"])
+        data += base64.b64decode(r.contents[0].blob)
+        reads += 1
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != artifact["sha256"] or len(data) != artifact["size"]:
+        raise SystemExit(f"demo: {dest.name} does not match its SHA-256")
+    dest.write_bytes(data)
+    extra = ""
+    if "frames" in artifact:
+        extra = f", {artifact['width']}x{artifact['height']}, {artifact['frames']} frame(s)"
+    say(f"  saved {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}: "
+        f"{len(data)} bytes in {reads} read(s){extra}, sha256 {digest[:16]}… verified")
+
+
+async def export(client: Client, preset: str, kind: str, out: Path) -> list[dict]:
+    started = await call(client, "project.export", {"preset": preset, "kind": kind})
+    export_id = started["export"]["id"]
+    seen: list[float] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append(done)
+
+    t = time.monotonic()
+    body = await call(client, "project.export.status",
+                      {"export_id": export_id, "wait_seconds": 60}, progress_callback=progress)
+    state = body["export"]["state"]
+    say(f"  export {preset!r} ({kind}): {state} in {time.monotonic() - t:.1f} s, "
+        f"{len(seen)} progress notification(s)")
+    if state != "succeeded":
+        say(f"    error: {body['export'].get('error')}")
+        return []
+    for artifact in body["export"]["outputs"]:
+        await download(client, artifact, out / artifact["name"])
+    return body["export"]["outputs"]
+
+
+async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, str]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "godot_mcp.cli.serve", "serve", "--project", str(PROJECT),
+              "--state-dir", str(state)],
+        env=env, cwd=str(ROOT),
+    )
+    async with Client(params) as client:
+        profile = await call(client, "server.profile")
+        info = await call(client, "project.info")
+        say(f"connected over stdio: Godot {profile['godot']['version']}, project "
+            f"{info['name']!r} (generation {info['generation']}, main scene {info['main_scene']}, "
+            f"presets {info['export_presets']})")
+        unavailable = {k: v for k, v in profile["availability"].items() if v != "available"}
+        say(f"  tools: {len(profile['availability'])}, unavailable: {unavailable or 'none'}")
+
+        session = (await call(client, "runtime.session.start"))["session"]
+        say(f"game session {session['id'][:8]}… {session['state']} ({session['mode']})")
+        shot = (await call(client, "runtime.screenshot.capture",
+                           {"session_id": session["id"]}))["artifact"]
+        await download(client, shot, out / "screenshot.png")
+        rec = (await call(client, "runtime.recording.capture",
+                          {"session_id": session["id"], "frames": 20, "fps": 10}))["artifact"]
+        await download(client, rec, out / "recording.png")
+        stopped = await call(client, "runtime.session.stop", {"session_id": session["id"]})
+        say(f"  session stopped: exit code {stopped['exit_code']}")
+
+        say("exports:")
+        packs = await export(client, "Pack", "pack", out)
+        linux = out / "linux"
+        linux.mkdir(exist_ok=True)
+        await export(client, "Linux/X11", "release", linux)
+        listed = (await client.list_resources()).resources
+        say(f"resources/list shows {len(listed)} artifact(s) for this client")
+        return {a["name"]: a["sha256"] for a in packs}
+
+
+async def http_part(out: Path, state: Path, env: dict[str, str], stdio_packs: dict[str, str]):
+    store = ArtifactStore(state)
+    token = add_token(store.engine, "demo")
+    store.close()
+    log = open(out / "http-server.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "godot_mcp.cli.serve", "serve", "--project", str(PROJECT),
+         "--state-dir", str(state), "--transport", "http", "--port", "0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=env, cwd=ROOT,
+    )
+    try:
+        url = None
+        with anyio.fail_after(60):
+            while url is None:
+                for line in (out / "http-server.log").read_text().splitlines():
+                    if "listening on " in line:
+                        url = line.split("listening on ", 1)[1].strip()
+                if proc.poll() is not None:
+                    raise SystemExit("demo: the HTTP server exited")
+                await anyio.sleep(0.05)
+        say(f"HTTP server at {url} (bearer token of principal 'demo')")
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                      timeout=60) as http, \
+                Client(streamable_http_client(url, http_client=http)) as client:
+            http_dir = out / "http"
+            http_dir.mkdir(exist_ok=True)
+            packs = await export(client, "Pack", "pack", http_dir)
+            same = {a["name"]: a["sha256"] for a in packs} == stdio_packs
+            say(f"  pack over HTTP is byte-identical to the one over stdio: {same}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "demo-output"))
+    args = ap.parse_args()
+    out = Path(args.out).resolve()
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    state = out / "state"
+    env = dict(os.environ)
+    data_home = out / "xdg-data"
+    if install_debian_templates(data_home):
+        env["XDG_DATA_HOME"] = str(data_home)
+        say("export templates: Debian's godot3-runner linked as the Linux templates")
+    stdio_packs = await stdio_part(out, state, env)
+    await http_part(out, state, env, stdio_packs)
+    say("")
+    say("Use it from an MCP client:")
+    say(f'  stdio: {{"command": "{ROOT}/.venv/bin/godot-mcp", "args": ["serve", "--project", '
+        f'"{PROJECT}"]}}')
+    say("  http:  .venv/bin/godot-mcp-admin token add me   # prints TOKEN once")
+    say(f"         .venv/bin/godot-mcp serve --project {PROJECT} --transport http")
+    say('         {"url": "http://127.0.0.1:8765/mcp", '
+        '"headers": {"Authorization": "Bearer TOKEN"}}')
+    say(f"\nfiles saved in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
