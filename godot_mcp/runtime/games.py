@@ -8,6 +8,7 @@ store's private scratch dir and deleted once registered (or refused).
 from __future__ import annotations
 
 import logging
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from godot_mcp.godot.game_errors import GameError
 from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.session import GameRunner, GameSession
 from godot_mcp.runtime.binding import check_owner, unknown
+from godot_mcp.runtime.owner import alive, me
 from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
@@ -59,9 +61,14 @@ class GameService:
 
     def __init__(self, deps: ServerDeps) -> None:
         self.deps = deps
-        scratch = deps.store.layout.scratch_dir / "games"
-        scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.runner = GameRunner(deps.services["godot"], scratch)
+        root = deps.store.layout.scratch_dir / "games"
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _sweep_dead_scratch(root)
+        pid, start = me()
+        # Per process: servers sharing a state dir must not share an Xvfb cookie or temp files.
+        self.scratch = root / f"{pid}-{start}"
+        self.scratch.mkdir(mode=0o700, exist_ok=True)
+        self.runner = GameRunner(deps.services["godot"], self.scratch)
         self.sessions: dict[str, Managed] = {}
 
     def availability(self, mode: str = "windowed") -> str:
@@ -150,5 +157,16 @@ class GameService:
                 del self.sessions[key]
 
     async def aclose(self) -> None:
-        """Stop every game and the private display."""
-        await self.runner.aclose()
+        """Stop every game and the private display; remove this process's scratch."""
+        try:
+            await self.runner.aclose()
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _sweep_dead_scratch(root: Path) -> None:
+    """Remove scratch dirs of server processes that are gone (killed, crashed)."""
+    for entry in root.iterdir():
+        pid, _, start = entry.name.partition("-")
+        if not pid.isdigit() or not alive(int(pid), start):
+            shutil.rmtree(entry, ignore_errors=True)

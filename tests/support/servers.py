@@ -104,3 +104,29 @@ async def http_client(url: str, token: str, **kwargs: object) -> AsyncIterator[C
                                   timeout=60) as http:
         async with Client(streamable_http_client(url, http_client=http, **kwargs)) as client:
             yield client
+
+
+@dataclass
+class ServedProject:
+    """One project served over both transports from one state dir."""
+
+    project: Path
+    state_dir: Path
+    http: HttpServer
+    stdio_extra: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+
+    def connect(self, transport: str, principal: str = "alice", **kwargs: object):
+        """An async context manager yielding a connected SDK client."""
+        if transport == "stdio":
+            return stdio_client(self.project, self.state_dir, *self.stdio_extra, env=self.env)
+        return http_client(self.http.url, self.http.tokens[principal], **kwargs)
+
+
+def serve_project(project: Path, state_dir: Path, *extra: str,
+                  env: dict[str, str] | None = None) -> ServedProject:
+    """Start an HTTP server (tokens alice, alice2, bob) for ``project``; stdio starts per client."""
+    tokens = make_tokens(state_dir, ["alice", "bob"])
+    tokens["alice2"] = make_tokens(state_dir, ["alice"])["alice"]
+    http = start_http(project, state_dir, *extra, tokens=tokens, env=env)
+    return ServedProject(project, state_dir, http, tuple(extra), env)

@@ -1,0 +1,214 @@
+"""Managed exports of a real project through real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import anyio
+import pytest
+from mcp import MCPError
+
+from godot_mcp.godot.templates import install_debian_templates
+from tests.godot.export_fixtures import make_big_project
+from tests.runtime.conftest import copy_demo, require_godot, tree_hashes
+from tests.runtime.test_captures import fetch, ok
+from tests.support.procs import children, cmdline, wait_gone
+from tests.support.servers import ROOT, serve_project, server_env, stdio_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+
+
+async def run_export(client, preset: str, kind: str, wait: float = 60) -> dict:
+    started = await ok(client, "project.export", {"preset": preset, "kind": kind})
+    assert started["export"]["state"] == "running"
+    notes: list[tuple[float, float | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        notes.append((done, total))
+
+    r = await client.call_tool("project.export.status",
+                               {"export_id": started["export"]["id"], "wait_seconds": wait},
+                               progress_callback=progress)
+    body = r.structured_content["export"]
+    body["_notes"] = notes
+    return body
+
+
+async def test_a_pack_reads_back_identically_over_stdio_and_http(tmp_path):
+    require_godot("godot3-server")
+    project = copy_demo(tmp_path / "demo")
+    before = tree_hashes(project)
+    served = serve_project(project, tmp_path / "state")
+    got = {}
+    try:
+        with anyio.fail_after(120):
+            for transport in ("stdio", "http"):
+                async with served.connect(transport) as c:
+                    body = await run_export(c, "Pack", "pack")
+                    assert body["state"] == "succeeded", body
+                    (out,) = body["outputs"]
+                    assert out["name"] == "demo.pck"
+                    assert out["mime_type"] == "application/octet-stream"
+                    got[transport] = (out["sha256"], await fetch(c, out, chunk=1000))
+    finally:
+        served.http.stop()
+    assert got["stdio"] == got["http"]
+    assert tree_hashes(project) == before
+
+
+async def test_a_full_export_registers_binary_and_pack_together(tmp_path):
+    require_godot("godot3-server", "godot3-runner")
+    project = copy_demo(tmp_path / "demo")
+    before = tree_hashes(project)
+    data_home = tmp_path / "xdg-data"
+    assert install_debian_templates(data_home) is not None
+    with anyio.fail_after(180):
+        async with stdio_client(project, tmp_path / "state",
+                                env={"XDG_DATA_HOME": str(data_home)}) as c:
+            body = await run_export(c, "Linux/X11", "release")
+            assert body["state"] == "succeeded", body
+            names = sorted(o["name"] for o in body["outputs"])
+            assert names == ["demo.pck", "demo.x86_64"]
+            binary = next(o for o in body["outputs"] if o["name"] == "demo.x86_64")
+            head = await c.read_resource(f"{binary['uri']}?length=4")
+            import base64
+            assert base64.b64decode(head.contents[0].blob) == b"\x7fELF"
+            listed = {r.uri for r in (await c.list_resources()).resources}
+            assert {o["uri"] for o in body["outputs"]} <= listed
+    assert tree_hashes(project) == before
+
+
+async def test_bad_presets_are_refused_at_once_naming_the_known_ones(tmp_path):
+    require_godot("godot3-server")
+    project = copy_demo(tmp_path / "demo")
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "state") as c:
+            r = await c.call_tool("project.export", {"preset": "Nope"})
+            assert r.structured_content["outcome"] == "invalid_argument"
+            assert "'Linux/X11', 'Pack'" in r.structured_content["message"]
+            r = await c.call_tool("project.export", {"preset": "Pack", "kind": "zip"})
+            assert r.structured_content["outcome"] == "invalid_argument"
+            (project / "export_presets.cfg").unlink()
+            r = await c.call_tool("project.export", {"preset": "Pack"})
+            assert r.structured_content["outcome"] == "invalid_argument"
+            assert "export_presets.cfg" in r.structured_content["message"]
+            assert (await c.list_resources()).resources == []
+
+
+async def test_missing_templates_fail_with_godots_message_and_no_private_paths(tmp_path):
+    require_godot("godot3-server")
+    project = copy_demo(tmp_path / "demo")
+    empty = tmp_path / "no-templates"
+    empty.mkdir()
+    with anyio.fail_after(120):
+        async with stdio_client(project, tmp_path / "state",
+                                env={"XDG_DATA_HOME": str(empty)}) as c:
+            body = await run_export(c, "Linux/X11", "debug")
+            assert body["state"] == "failed" and body["outputs"] == []
+            text = body["error"] + body.get("log_tail", "")
+            assert "template" in text.lower()
+            assert str(tmp_path) not in text and "/tmp/" not in text
+            assert (await c.list_resources()).resources == []
+
+
+async def test_outputs_larger_than_the_budget_fail_and_register_nothing(tmp_path):
+    require_godot("godot3-server")
+    project = copy_demo(tmp_path / "demo")
+    with anyio.fail_after(120):
+        async with stdio_client(project, tmp_path / "state",
+                                "--store-budget-bytes", "1000") as c:
+            body = await run_export(c, "Pack", "pack")
+            assert body["state"] == "failed" and body["outputs"] == []
+            assert "budget" in body["error"]
+            assert (await c.list_resources()).resources == []
+    status = subprocess.run(
+        [sys.executable, "-m", "godot_mcp.cli.admin", "status", "--json",
+         "--state-dir", str(tmp_path / "state")],
+        capture_output=True, text=True, cwd=ROOT, env=server_env(), timeout=60)
+    assert json.loads(status.stdout)["bytes_in_use"] == 0
+
+
+async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
+    require_godot("godot3-server")
+    project = make_big_project(tmp_path / "big", 384)
+    state = tmp_path / "state"
+    with anyio.fail_after(120):
+        async with stdio_client(project, state) as c:
+            eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"]["id"]
+            work = state / "exports" / eid
+            while not (work / "out").exists():
+                await anyio.sleep(0.05)
+            cancelled = await ok(c, "project.export.cancel", {"export_id": eid})
+            assert cancelled["state"] == "cancelled"
+            body = (await ok(c, "project.export.status", {"export_id": eid}))["export"]
+            assert body["state"] == "cancelled" and body["outputs"] == []
+            assert not work.exists()
+            assert (await c.list_resources()).resources == []
+
+
+def _server_pid(state) -> int:
+    for pid in children(os.getpid()):
+        if str(state) in cmdline(pid) and "serve" in cmdline(pid):
+            return pid
+    raise AssertionError("no server child found")
+
+
+async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_path):
+    require_godot("godot3-server")
+    project = make_big_project(tmp_path / "big", 384)
+    before = tree_hashes(project)
+    state = tmp_path / "state"
+    with anyio.fail_after(180):
+        try:
+            async with stdio_client(project, state, "--retention-seconds", "1") as c:
+                eid = (await ok(c, "project.export",
+                                {"preset": "Pack", "kind": "pack"}))["export"]["id"]
+                while not list((state / "exports" / eid / "out").glob("*.tmp")) and not list(
+                        (state / "exports" / eid / "xdg" / "cache").rglob("*tmp*")):
+                    await anyio.sleep(0.02)
+                server = _server_pid(state)
+                kids = children(server)
+                assert any("godot3-server" in cmdline(k) for k in kids)
+                os.kill(server, signal.SIGKILL)
+                await anyio.sleep(0.5)
+        except (Exception, BaseExceptionGroup):
+            pass  # the client loses its server mid-call: expected
+        assert wait_gone(kids, timeout=10) == []
+
+        async with stdio_client(project, state, "--retention-seconds", "1") as c:
+            body = (await ok(c, "project.export.status", {"export_id": eid}))["export"]
+            assert body["state"] == "interrupted" and body["outputs"] == []
+            assert "evidence" in body["error"]
+            assert (await c.list_resources()).resources == []
+            with pytest.raises(MCPError):
+                await c.read_resource("godot-mcp://artifacts/" + eid)
+
+    def evidence() -> list[dict]:
+        done = subprocess.run(
+            [sys.executable, "-m", "godot_mcp.cli.admin", "evidence", "list", "--json",
+             "--state-dir", str(state)], capture_output=True, text=True, cwd=ROOT,
+            env=server_env(), timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert str(tmp_path) not in done.stdout
+        return json.loads(done.stdout)
+
+    (entry,) = evidence()
+    assert entry["export_id"] == eid and entry["files"] >= 1 and entry["bytes"] > 0
+    assert not (state / "exports" / eid).exists()
+    await anyio.sleep(1.2)  # past the 1 s retention: neither retention nor reconcile removes it
+    rec = subprocess.run(
+        [sys.executable, "-m", "godot_mcp.cli.admin", "reconcile", "--json",
+         "--retention-seconds", "1", "--state-dir", str(state)],
+        capture_output=True, text=True, cwd=ROOT, env=server_env(), timeout=60)
+    assert rec.returncode == 0, rec.stderr
+    assert evidence() == [entry]
+    purge = subprocess.run(
+        [sys.executable, "-m", "godot_mcp.cli.admin", "evidence", "purge", eid,
+         "--state-dir", str(state)], capture_output=True, text=True, cwd=ROOT,
+        env=server_env(), timeout=60)
+    assert purge.returncode == 0 and evidence() == []
+    assert tree_hashes(project) == before
