@@ -113,8 +113,10 @@ def main() -> int:
     worst = 0.0
     for name, floor, got, goal in rows:
         ratio = got / floor
-        print(f"{name:<22}{floor * 1e3:>10.2f}{got * 1e3:>10.2f}{ratio:>8.2f}  "
-              f"{'<= ' + str(goal) if goal else 'report'}")
+        print(
+            f"{name:<22}{floor * 1e3:>10.2f}{got * 1e3:>10.2f}{ratio:>8.2f}  "
+            f"{'<= ' + str(goal) if goal else 'report'}"
+        )
         if goal:
             worst = max(worst, ratio / goal)
     return 0 if worst <= 1.0 else 1

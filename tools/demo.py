@@ -53,8 +53,9 @@ async def download(client: Client, artifact: dict, dest: Path) -> None:
     data = bytearray()
     reads = 0
     while len(data) < artifact["size"] or reads == 0:
-        r = await client.read_resource(f"{artifact['uri']}?offset={len(data)}"
-                                       if data else artifact["uri"])
+        r = await client.read_resource(
+            f"{artifact['uri']}?offset={len(data)}" if data else artifact["uri"]
+        )
         data += base64.b64decode(r.contents[0].blob)
         reads += 1
     digest = hashlib.sha256(data).hexdigest()
@@ -64,8 +65,10 @@ async def download(client: Client, artifact: dict, dest: Path) -> None:
     extra = ""
     if "frames" in artifact:
         extra = f", {artifact['width']}x{artifact['height']}, {artifact['frames']} frame(s)"
-    say(f"  saved {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}: "
-        f"{len(data)} bytes in {reads} read(s){extra}, sha256 {digest[:16]}… verified")
+    say(
+        f"  saved {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}: "
+        f"{len(data)} bytes in {reads} read(s){extra}, sha256 {digest[:16]}… verified"
+    )
 
 
 async def export(client: Client, preset: str, kind: str, out: Path) -> list[dict]:
@@ -77,11 +80,17 @@ async def export(client: Client, preset: str, kind: str, out: Path) -> list[dict
         seen.append(done)
 
     t = time.monotonic()
-    body = await call(client, "project.export.status",
-                      {"export_id": export_id, "wait_seconds": 60}, progress_callback=progress)
+    body = await call(
+        client,
+        "project.export.status",
+        {"export_id": export_id, "wait_seconds": 60},
+        progress_callback=progress,
+    )
     state = body["export"]["state"]
-    say(f"  export {preset!r} ({kind}): {state} in {time.monotonic() - t:.1f} s, "
-        f"{len(seen)} progress notification(s)")
+    say(
+        f"  export {preset!r} ({kind}): {state} in {time.monotonic() - t:.1f} s, "
+        f"{len(seen)} progress notification(s)"
+    )
     if state != "succeeded":
         say(f"    error: {body['export'].get('error')}")
         return []
@@ -93,26 +102,42 @@ async def export(client: Client, preset: str, kind: str, out: Path) -> list[dict
 async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, str]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "godot_mcp.cli.serve", "serve", "--project", str(PROJECT),
-              "--state-dir", str(state)],
-        env=env, cwd=str(ROOT),
+        args=[
+            "-m",
+            "godot_mcp.cli.serve",
+            "serve",
+            "--project",
+            str(PROJECT),
+            "--state-dir",
+            str(state),
+        ],
+        env=env,
+        cwd=str(ROOT),
     )
     async with Client(params) as client:
         profile = await call(client, "server.profile")
         info = await call(client, "project.info")
-        say(f"connected over stdio: Godot {profile['godot']['version']}, project "
+        say(
+            f"connected over stdio: Godot {profile['godot']['version']}, project "
             f"{info['name']!r} (generation {info['generation']}, main scene {info['main_scene']}, "
-            f"presets {info['export_presets']})")
+            f"presets {info['export_presets']})"
+        )
         unavailable = {k: v for k, v in profile["availability"].items() if v != "available"}
         say(f"  tools: {len(profile['availability'])}, unavailable: {unavailable or 'none'}")
 
         session = (await call(client, "runtime.session.start"))["session"]
         say(f"game session {session['id'][:8]}… {session['state']} ({session['mode']})")
-        shot = (await call(client, "runtime.screenshot.capture",
-                           {"session_id": session["id"]}))["artifact"]
+        shot = (await call(client, "runtime.screenshot.capture", {"session_id": session["id"]}))[
+            "artifact"
+        ]
         await download(client, shot, out / "screenshot.png")
-        rec = (await call(client, "runtime.recording.capture",
-                          {"session_id": session["id"], "frames": 20, "fps": 10}))["artifact"]
+        rec = (
+            await call(
+                client,
+                "runtime.recording.capture",
+                {"session_id": session["id"], "frames": 20, "fps": 10},
+            )
+        )["artifact"]
         await download(client, rec, out / "recording.png")
         stopped = await call(client, "runtime.session.stop", {"session_id": session["id"]})
         say(f"  session stopped: exit code {stopped['exit_code']}")
@@ -133,9 +158,25 @@ async def http_part(out: Path, state: Path, env: dict[str, str], stdio_packs: di
     store.close()
     log = open(out / "http-server.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [sys.executable, "-m", "godot_mcp.cli.serve", "serve", "--project", str(PROJECT),
-         "--state-dir", str(state), "--transport", "http", "--port", "0"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=env, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "godot_mcp.cli.serve",
+            "serve",
+            "--project",
+            str(PROJECT),
+            "--state-dir",
+            str(state),
+            "--transport",
+            "http",
+            "--port",
+            "0",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env=env,
+        cwd=ROOT,
     )
     try:
         url = None
@@ -148,9 +189,10 @@ async def http_part(out: Path, state: Path, env: dict[str, str], stdio_packs: di
                     raise SystemExit("demo: the HTTP server exited")
                 await anyio.sleep(0.05)
         say(f"HTTP server at {url} (bearer token of principal 'demo')")
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
-                                      timeout=60) as http, \
-                Client(streamable_http_client(url, http_client=http)) as client:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
             http_dir = out / "http"
             http_dir.mkdir(exist_ok=True)
             packs = await export(client, "Pack", "pack", http_dir)
@@ -178,12 +220,16 @@ async def main() -> int:
     await http_part(out, state, env, stdio_packs)
     say("")
     say("Use it from an MCP client:")
-    say(f'  stdio: {{"command": "{ROOT}/.venv/bin/godot-mcp", "args": ["serve", "--project", '
-        f'"{PROJECT}"]}}')
+    say(
+        f'  stdio: {{"command": "{ROOT}/.venv/bin/godot-mcp", "args": ["serve", "--project", '
+        f'"{PROJECT}"]}}'
+    )
     say("  http:  .venv/bin/godot-mcp-admin token add me   # prints TOKEN once")
     say(f"         .venv/bin/godot-mcp serve --project {PROJECT} --transport http")
-    say('         {"url": "http://127.0.0.1:8765/mcp", '
-        '"headers": {"Authorization": "Bearer TOKEN"}}')
+    say(
+        '         {"url": "http://127.0.0.1:8765/mcp", '
+        '"headers": {"Authorization": "Bearer TOKEN"}}'
+    )
     say(f"\nfiles saved in {out}")
     return 0
 

@@ -188,9 +188,7 @@ class ExportService:
                     outputs.append(self.store.info(caller, info.id))
                 except GodotMcpError:
                     continue
-        return ExportView(
-            row.id, row.preset, row.kind, row.state, outputs, row.error, row.log_tail
-        )
+        return ExportView(row.id, row.preset, row.kind, row.state, outputs, row.error, row.log_tail)
 
     def progress(self, export_id: str) -> tuple[int, int] | None:
         job = self.jobs.get(export_id)

@@ -17,24 +17,35 @@ from tests.support.servers import ROOT, http_client, server_env, start_http, std
 
 
 def run(*argv: str, module: str = "godot_mcp.cli.serve", env: dict | None = None):
-    return subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT, env=server_env(env))
+    return subprocess.run(
+        [sys.executable, "-m", module, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env=server_env(env),
+    )
 
 
 def admin(*argv: str):
     return run(*argv, module="godot_mcp.cli.admin")
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["serve", "--project", "{missing}"], "project directory does not exist"),
-    (["serve", "--project", "{project}", "--state-dir", "{project}/state"],
-     "state dir must not be inside the project"),
-    (["serve", "--project", "{project}", "--transport", "http"], "HTTP needs a token"),
-    (["serve", "--project", "{project}", "--max-output-bytes", "0"], "--max-output-bytes"),
-    (["serve", "--project", "{project}", "--transport", "http", "--port", "99999"], "--port"),
-    (["serve", "--project", "{project}", "--transport", "carrier-pigeon"], "invalid choice"),
-    (["serve"], "--project"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["serve", "--project", "{missing}"], "project directory does not exist"),
+        (
+            ["serve", "--project", "{project}", "--state-dir", "{project}/state"],
+            "state dir must not be inside the project",
+        ),
+        (["serve", "--project", "{project}", "--transport", "http"], "HTTP needs a token"),
+        (["serve", "--project", "{project}", "--max-output-bytes", "0"], "--max-output-bytes"),
+        (["serve", "--project", "{project}", "--transport", "http", "--port", "99999"], "--port"),
+        (["serve", "--project", "{project}", "--transport", "carrier-pigeon"], "invalid choice"),
+        (["serve"], "--project"),
+    ],
+)
 def test_bad_setups_fail_with_one_line_and_status_2_creating_nothing(tmp_path, args, needle):
     project = make_project(tmp_path / "p")
     state = tmp_path / "state"
@@ -51,9 +62,12 @@ def test_bad_setups_fail_with_one_line_and_status_2_creating_nothing(tmp_path, a
 
 def test_the_environment_supplies_options(tmp_path):
     project = make_project(tmp_path / "p")
-    done = run("serve", "--project", str(project),
-               env={"GODOT_MCP_STATE_DIR": str(tmp_path / "s"),
-                    "GODOT_MCP_RETENTION_SECONDS": "abc"})
+    done = run(
+        "serve",
+        "--project",
+        str(project),
+        env={"GODOT_MCP_STATE_DIR": str(tmp_path / "s"), "GODOT_MCP_RETENTION_SECONDS": "abc"},
+    )
     assert done.returncode == 2 and "GODOT_MCP_RETENTION_SECONDS" in done.stderr
 
 
@@ -70,19 +84,24 @@ def test_token_add_prints_the_token_alone_and_revoke_takes_effect_at_once(tmp_pa
     assert token not in (state / "store.db").read_bytes().decode("latin-1")
     server = start_http(project, state, tokens={"carol": token})
     try:
+
         async def flow() -> None:
             with anyio.fail_after(60):
                 async with http_client(server.url, token) as c:
                     await produce(c, 10, seed=1)
-                    assert admin("token", "revoke", "carol",
-                                 "--state-dir", str(state)).returncode == 0
+                    assert (
+                        admin("token", "revoke", "carol", "--state-dir", str(state)).returncode == 0
+                    )
                     with pytest.raises(MCPError):
                         await c.list_resources()
                 async with httpx2.AsyncClient(timeout=30) as raw:
-                    r = await raw.post(server.url, json={"jsonrpc": "2.0", "id": 1,
-                                                         "method": "tools/list"},
-                                       headers={"Authorization": f"Bearer {token}"})
+                    r = await raw.post(
+                        server.url,
+                        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                        headers={"Authorization": f"Bearer {token}"},
+                    )
                     assert r.status_code == 401
+
         anyio.run(flow)
     finally:
         server.stop()
@@ -106,6 +125,7 @@ def test_reconcile_json_on_a_real_state_dir_prints_counts_and_no_paths(tmp_path)
             async with stdio_client(project, state) as c:
                 await produce(c, 70_000, seed=3)
                 await produce(c, 1000, seed=4)
+
     anyio.run(flow)
     (state / "blobs" / ".tmp" / "stage-stale").write_bytes(b"x")
     done = admin("reconcile", "--json", "--state-dir", str(state))
@@ -133,6 +153,7 @@ def test_expired_artifacts_stop_resolving_over_stdio(tmp_path):
                         break
                     await anyio.sleep(0.1)
                 assert (await c.list_resources()).resources == []
+
     anyio.run(flow)
 
 
@@ -143,5 +164,6 @@ def test_the_shipped_server_offers_no_test_tool(tmp_path):
         with anyio.fail_after(60):
             async with stdio_client(project, tmp_path / "s", test_tools=False) as c:
                 return [t.name for t in (await c.list_tools()).tools]
+
     names = anyio.run(flow)
     assert "server.profile" in names and not any(n.startswith("test.") for n in names)

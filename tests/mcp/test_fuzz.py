@@ -17,11 +17,29 @@ from godot_mcp.store.values import Limits
 from tests.mcp.conftest import make_project
 from tests.support.producer import PRODUCER
 
-OUTCOMES = {"ok", "invalid_argument", "not_found", "permission_denied", "unavailable",
-            "too_large", "failed", "timeout"}
-TOOLS = ["server.profile", "project.info", "artifacts.read", "runtime.session.list",
-         "runtime.session.stop", "runtime.screenshot.capture", "runtime.recording.capture",
-         "project.export.status", "project.export.cancel", "test.produce", "no.such.tool"]
+OUTCOMES = {
+    "ok",
+    "invalid_argument",
+    "not_found",
+    "permission_denied",
+    "unavailable",
+    "too_large",
+    "failed",
+    "timeout",
+}
+TOOLS = [
+    "server.profile",
+    "project.info",
+    "artifacts.read",
+    "runtime.session.list",
+    "runtime.session.stop",
+    "runtime.screenshot.capture",
+    "runtime.recording.capture",
+    "project.export.status",
+    "project.export.cancel",
+    "test.produce",
+    "no.such.tool",
+]
 
 
 class Harness:
@@ -36,7 +54,8 @@ def harness(tmp_path_factory) -> Iterator[Harness]:
     settings_ = Settings(base / "state", None, None, Limits())
     with start_blocking_portal() as portal:
         app_cm = portal.wrap_async_context_manager(
-            open_app(settings_, project, "stdio", [PRODUCER]))
+            open_app(settings_, project, "stdio", [PRODUCER])
+        )
         app = app_cm.__enter__()
         client_cm = portal.wrap_async_context_manager(Client(app.server))
         client = client_cm.__enter__()
@@ -47,10 +66,14 @@ def harness(tmp_path_factory) -> Iterator[Harness]:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
     | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                 max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -69,10 +92,28 @@ def test_any_resource_uri_gives_bytes_or_a_typed_refusal(harness, suffix) -> Non
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tool=st.sampled_from(TOOLS),
-       arguments=st.dictionaries(
-           st.sampled_from(["uri", "session_id", "frames", "fps", "export_id", "wait_seconds",
-                            "size", "seed", "mode", "scene", "x"]), json_values, max_size=4))
+@given(
+    tool=st.sampled_from(TOOLS),
+    arguments=st.dictionaries(
+        st.sampled_from(
+            [
+                "uri",
+                "session_id",
+                "frames",
+                "fps",
+                "export_id",
+                "wait_seconds",
+                "size",
+                "seed",
+                "mode",
+                "scene",
+                "x",
+            ]
+        ),
+        json_values,
+        max_size=4,
+    ),
+)
 def test_any_tool_arguments_give_a_typed_outcome(harness, tool, arguments) -> None:
     if tool == "test.produce":
         arguments.pop("size", None)

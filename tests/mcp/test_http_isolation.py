@@ -48,29 +48,46 @@ async def test_a_session_id_presented_with_another_token_is_refused(mcp_env):
     url, tokens = mcp_env.http.url, mcp_env.http.tokens
     with anyio.fail_after(60):
         async with httpx2.AsyncClient(timeout=30) as raw:
-            init = await raw.post(url, headers={
-                "Authorization": f"Bearer {tokens['alice']}",
-                "accept": "application/json, text/event-stream",
-                "content-type": "application/json", "mcp-protocol-version": "2025-11-25"},
-                json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                    "protocolVersion": "2025-11-25", "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"}}})
+            init = await raw.post(
+                url,
+                headers={
+                    "Authorization": f"Bearer {tokens['alice']}",
+                    "accept": "application/json, text/event-stream",
+                    "content-type": "application/json",
+                    "mcp-protocol-version": "2025-11-25",
+                },
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                },
+            )
             assert init.status_code == 200
             sid = init.headers["mcp-session-id"]
             for token in (tokens["alice2"], tokens["bob"]):
-                r = await raw.post(url, headers={
-                    "Authorization": f"Bearer {token}", "mcp-session-id": sid,
-                    "accept": "application/json, text/event-stream",
-                    "content-type": "application/json", "mcp-protocol-version": "2025-11-25"},
-                    json={"jsonrpc": "2.0", "id": 2, "method": "resources/list"})
+                r = await raw.post(
+                    url,
+                    headers={
+                        "Authorization": f"Bearer {token}",
+                        "mcp-session-id": sid,
+                        "accept": "application/json, text/event-stream",
+                        "content-type": "application/json",
+                        "mcp-protocol-version": "2025-11-25",
+                    },
+                    json={"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
+                )
                 assert r.status_code == 404
 
 
 async def test_missing_or_bad_tokens_get_401_and_foreign_hosts_are_refused(mcp_env):
     url = mcp_env.http.url
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    headers = {"accept": "application/json, text/event-stream",
-               "content-type": "application/json"}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     with anyio.fail_after(30):
         async with httpx2.AsyncClient(timeout=30) as raw:
             assert (await raw.post(url, json=body, headers=headers)).status_code == 401
@@ -85,11 +102,16 @@ async def test_sessionless_revisions_are_refused_with_32022_and_the_sdk_falls_ba
     url, token = mcp_env.http.url, mcp_env.http.tokens["alice"]
     with anyio.fail_after(30):
         async with httpx2.AsyncClient(timeout=30) as raw:
-            r = await raw.post(url, headers={
-                "Authorization": f"Bearer {token}", "mcp-protocol-version": "2026-07-28",
-                "accept": "application/json, text/event-stream",
-                "content-type": "application/json"},
-                json={"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {}})
+            r = await raw.post(
+                url,
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "mcp-protocol-version": "2026-07-28",
+                    "accept": "application/json, text/event-stream",
+                    "content-type": "application/json",
+                },
+                json={"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {}},
+            )
             assert r.status_code == 400
             err = r.json()["error"]
             assert err["code"] == -32022 and err["data"]["requested"] == "2026-07-28"
@@ -120,8 +142,9 @@ def _rows(store: ArtifactStore, art: dict) -> int:
 
     aid = art["uri"].rsplit("/", 1)[1]
     with read_session(store.engine) as s:
-        return int(s.scalar(select(func.count()).select_from(Artifact)
-                            .where(Artifact.id == aid)) or 0)
+        return int(
+            s.scalar(select(func.count()).select_from(Artifact).where(Artifact.id == aid)) or 0
+        )
 
 
 async def test_a_session_of_a_previous_launch_cannot_read_after_a_restart(tmp_path):
@@ -141,8 +164,11 @@ async def test_a_session_of_a_previous_launch_cannot_read_after_a_restart(tmp_pa
         with anyio.fail_after(60):
             async with http_client(second.url, tokens["alice"]) as c:
                 got = await refusal(c, art["uri"])
-                assert got == (-32602, "Resource not found",
-                               {"uri": art["uri"], "outcome": "not_found"})
+                assert got == (
+                    -32602,
+                    "Resource not found",
+                    {"uri": art["uri"], "outcome": "not_found"},
+                )
                 assert (await c.list_resources()).resources == []
     finally:
         second.stop()

@@ -65,5 +65,7 @@ async def test_eight_sessions_read_and_list_concurrently_without_leaks(mcp_env, 
     assert errors == []
     assert stats["requests"] > SESSIONS * 3
     with capsys.disabled():
-        print(f"\nload: {SESSIONS} sessions, {stats['requests']} requests in {SECONDS:.0f} s "
-              f"= {stats['requests'] / SECONDS:.0f} req/s, {stats['refusals']} expected refusals")
+        print(
+            f"\nload: {SESSIONS} sessions, {stats['requests']} requests in {SECONDS:.0f} s "
+            f"= {stats['requests'] / SECONDS:.0f} req/s, {stats['refusals']} expected refusals"
+        )

@@ -14,10 +14,20 @@ from tests.support.producer import payload
 
 pytestmark = pytest.mark.anyio
 MAX = 512 * 1024
-SHIPPED = {"server.profile", "project.info", "project.reload", "artifacts.read",
-           "runtime.session.start", "runtime.session.list", "runtime.session.stop",
-           "runtime.screenshot.capture", "runtime.recording.capture",
-           "project.export", "project.export.status", "project.export.cancel"}
+SHIPPED = {
+    "server.profile",
+    "project.info",
+    "project.reload",
+    "artifacts.read",
+    "runtime.session.start",
+    "runtime.session.list",
+    "runtime.session.stop",
+    "runtime.screenshot.capture",
+    "runtime.recording.capture",
+    "project.export",
+    "project.export.status",
+    "project.export.cancel",
+}
 
 
 async def produce(client, size: int, seed: int) -> dict:
@@ -46,8 +56,12 @@ async def test_tools_template_and_a_ranged_read_work_over_both_transports(connec
             assert art["mime_type"] == "application/octet-stream" and art["size"] == len(data)
             got, meta = await read_range(c, f"{art['uri']}?offset=1000&length=5000")
             assert got == data[1000:6000]
-            assert meta == {"offset": 1000, "length": 5000, "size": len(data),
-                            "sha256": art["sha256"]}
+            assert meta == {
+                "offset": 1000,
+                "length": 5000,
+                "size": len(data),
+                "sha256": art["sha256"],
+            }
             first, meta = await read_range(c, art["uri"])
             assert first == data[:MAX] and meta["length"] == MAX  # first chunk, said so
             whole = bytearray()
@@ -61,11 +75,29 @@ async def test_tools_template_and_a_ranged_read_work_over_both_transports(connec
             assert (entry.mime_type, entry.size) == ("application/octet-stream", len(data))
 
 
-RANGES_OK = ["", "?offset=0", "?offset=5", "?length=1", "?offset=99999&length=1",
-             "?length=100000", "?length=3&offset=7"]
-RANGES_BAD = ["?offset=100000", "?offset=100001", "?length=0", f"?length={MAX + 1}",
-              "?offset=99999&length=2", "?offset=01", "?offset=-1", "?offset=1&offset=2",
-              "?bogus=1", "#x", "?", "?offset=1e3"]
+RANGES_OK = [
+    "",
+    "?offset=0",
+    "?offset=5",
+    "?length=1",
+    "?offset=99999&length=1",
+    "?length=100000",
+    "?length=3&offset=7",
+]
+RANGES_BAD = [
+    "?offset=100000",
+    "?offset=100001",
+    "?length=0",
+    f"?length={MAX + 1}",
+    "?offset=99999&length=2",
+    "?offset=01",
+    "?offset=-1",
+    "?offset=1&offset=2",
+    "?bogus=1",
+    "#x",
+    "?",
+    "?offset=1e3",
+]
 
 
 async def test_same_ranges_give_the_same_bytes_and_the_same_refusals_over_both(mcp_env):
@@ -74,8 +106,11 @@ async def test_same_ranges_give_the_same_bytes_and_the_same_refusals_over_both(m
     results: dict[str, list[object]] = {}
     with anyio.fail_after(90):
         for transport in ("stdio", "http"):
-            cm = (stdio_client(mcp_env.project, mcp_env.state_dir) if transport == "stdio"
-                  else http_client(mcp_env.http.url, mcp_env.http.tokens["alice"]))
+            cm = (
+                stdio_client(mcp_env.project, mcp_env.state_dir)
+                if transport == "stdio"
+                else http_client(mcp_env.http.url, mcp_env.http.tokens["alice"])
+            )
             out: list[object] = []
             async with cm as c:
                 art = await produce(c, 100_000, seed=5)

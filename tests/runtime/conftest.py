@@ -40,8 +40,10 @@ def tree_hashes(root: Path) -> dict[str, tuple[str, int]]:
     out = {}
     for p in sorted(root.rglob("*")):
         if p.is_file() or p.is_symlink():
-            out[str(p.relative_to(root))] = (hashlib.sha256(p.read_bytes()).hexdigest(),
-                                             p.stat().st_mode)
+            out[str(p.relative_to(root))] = (
+                hashlib.sha256(p.read_bytes()).hexdigest(),
+                p.stat().st_mode,
+            )
         elif p.is_dir():
             out[str(p.relative_to(root)) + "/"] = ("dir", p.stat().st_mode)
     return out

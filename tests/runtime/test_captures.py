@@ -43,12 +43,14 @@ async def test_a_windowed_session_captures_a_screenshot_and_a_recording(game_con
         async with game_connect() as c:
             session = (await ok(c, "runtime.session.start"))["session"]
             assert (session["mode"], session["state"]) == ("windowed", "running")
-            shot_answer = await c.call_tool("runtime.screenshot.capture",
-                                            {"session_id": session["id"]})
+            shot_answer = await c.call_tool(
+                "runtime.screenshot.capture", {"session_id": session["id"]}
+            )
             shot = shot_answer.structured_content["artifact"]
             links = [b for b in shot_answer.content if b.type == "resource_link"]
             assert [(b.uri, b.mime_type, b.size) for b in links] == [
-                (shot["uri"], "image/png", shot["size"])]
+                (shot["uri"], "image/png", shot["size"])
+            ]
             png = await fetch(c, shot)
             image = Image.open(io.BytesIO(png))
             assert image.format == "PNG" and image.size == (shot["width"], shot["height"])
@@ -56,8 +58,13 @@ async def test_a_windowed_session_captures_a_screenshot_and_a_recording(game_con
             extrema = image.convert("RGB").getextrema()
             assert any(lo != hi for lo, hi in extrema), "the screenshot is uniform"
 
-            rec = (await ok(c, "runtime.recording.capture",
-                            {"session_id": session["id"], "frames": 6, "fps": 10}))["artifact"]
+            rec = (
+                await ok(
+                    c,
+                    "runtime.recording.capture",
+                    {"session_id": session["id"], "frames": 6, "fps": 10},
+                )
+            )["artifact"]
             assert (rec["mime_type"], rec["frames"]) == ("image/apng", 6)
             apng = Image.open(io.BytesIO(await fetch(c, rec)))
             assert apng.is_animated and apng.n_frames == 6
@@ -81,8 +88,10 @@ async def test_a_headless_session_answers_unavailable_at_once(game_connect: Conn
         async with game_connect() as c:
             before = (await c.list_resources()).resources
             session = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]
-            for tool, args in (("runtime.screenshot.capture", {}),
-                               ("runtime.recording.capture", {"frames": 3, "fps": 5})):
+            for tool, args in (
+                ("runtime.screenshot.capture", {}),
+                ("runtime.recording.capture", {"frames": 3, "fps": 5}),
+            ):
                 t = time.monotonic()
                 r = await c.call_tool(tool, {"session_id": session["id"], **args})
                 assert r.is_error and r.structured_content["outcome"] == "unavailable"
@@ -95,14 +104,24 @@ async def test_bad_requests_get_typed_outcomes(game_connect: Connect):
     with anyio.fail_after(60):
         async with game_connect() as c:
             cases = [
-                ("runtime.session.start", {"scene": "res://../etc/passwd.tscn"}, "invalid_argument"),
+                (
+                    "runtime.session.start",
+                    {"scene": "res://../etc/passwd.tscn"},
+                    "invalid_argument",
+                ),
                 ("runtime.session.start", {"mode": "fullscreen"}, "invalid_argument"),
                 ("runtime.session.start", {"scene": "res://missing.tscn"}, "failed"),
                 ("runtime.screenshot.capture", {"session_id": "A" * 22}, "not_found"),
-                ("runtime.recording.capture", {"session_id": "A" * 22, "frames": 1},
-                 "invalid_argument"),
-                ("runtime.recording.capture", {"session_id": "A" * 22, "frames": 300, "fps": 5},
-                 "invalid_argument"),
+                (
+                    "runtime.recording.capture",
+                    {"session_id": "A" * 22, "frames": 1},
+                    "invalid_argument",
+                ),
+                (
+                    "runtime.recording.capture",
+                    {"session_id": "A" * 22, "frames": 300, "fps": 5},
+                    "invalid_argument",
+                ),
             ]
             for tool, args, outcome in cases:
                 r = await c.call_tool(tool, args)
@@ -144,8 +163,10 @@ async def test_a_capture_over_the_budget_is_too_large_and_keeps_nothing(tmp_path
     with anyio.fail_after(120):
         async with stdio_client(project, tmp_path / "state", "--store-budget-bytes", "2000") as c:
             sid = (await ok(c, "runtime.session.start"))["session"]["id"]
-            for tool, args in (("runtime.screenshot.capture", {}),
-                               ("runtime.recording.capture", {"frames": 2, "fps": 10})):
+            for tool, args in (
+                ("runtime.screenshot.capture", {}),
+                ("runtime.recording.capture", {"frames": 2, "fps": 10}),
+            ):
                 r = await c.call_tool(tool, {"session_id": sid, **args})
                 assert r.structured_content["outcome"] == "too_large", r.structured_content
             assert (await c.list_resources()).resources == []

@@ -30,9 +30,11 @@ async def run_export(client, preset: str, kind: str, wait: float = 60) -> dict:
     async def progress(done: float, total: float | None, message: str | None) -> None:
         notes.append((done, total))
 
-    r = await client.call_tool("project.export.status",
-                               {"export_id": started["export"]["id"], "wait_seconds": wait},
-                               progress_callback=progress)
+    r = await client.call_tool(
+        "project.export.status",
+        {"export_id": started["export"]["id"], "wait_seconds": wait},
+        progress_callback=progress,
+    )
     body = r.structured_content["export"]
     body["_notes"] = notes
     return body
@@ -67,8 +69,9 @@ async def test_a_full_export_registers_binary_and_pack_together(tmp_path):
     data_home = tmp_path / "xdg-data"
     assert install_debian_templates(data_home) is not None
     with anyio.fail_after(180):
-        async with stdio_client(project, tmp_path / "state",
-                                env={"XDG_DATA_HOME": str(data_home)}) as c:
+        async with stdio_client(
+            project, tmp_path / "state", env={"XDG_DATA_HOME": str(data_home)}
+        ) as c:
             body = await run_export(c, "Linux/X11", "release")
             assert body["state"] == "succeeded", body
             names = sorted(o["name"] for o in body["outputs"])
@@ -76,6 +79,7 @@ async def test_a_full_export_registers_binary_and_pack_together(tmp_path):
             binary = next(o for o in body["outputs"] if o["name"] == "demo.x86_64")
             head = await c.read_resource(f"{binary['uri']}?length=4")
             import base64
+
             assert base64.b64decode(head.contents[0].blob) == b"\x7fELF"
             listed = {r.uri for r in (await c.list_resources()).resources}
             assert {o["uri"] for o in body["outputs"]} <= listed
@@ -105,8 +109,9 @@ async def test_missing_templates_fail_with_godots_message_and_no_private_paths(t
     empty = tmp_path / "no-templates"
     empty.mkdir()
     with anyio.fail_after(120):
-        async with stdio_client(project, tmp_path / "state",
-                                env={"XDG_DATA_HOME": str(empty)}) as c:
+        async with stdio_client(
+            project, tmp_path / "state", env={"XDG_DATA_HOME": str(empty)}
+        ) as c:
             body = await run_export(c, "Linux/X11", "debug")
             assert body["state"] == "failed" and body["outputs"] == []
             text = body["error"] + body.get("log_tail", "")
@@ -119,16 +124,27 @@ async def test_outputs_larger_than_the_budget_fail_and_register_nothing(tmp_path
     require_godot("godot3-server")
     project = copy_demo(tmp_path / "demo")
     with anyio.fail_after(120):
-        async with stdio_client(project, tmp_path / "state",
-                                "--store-budget-bytes", "1000") as c:
+        async with stdio_client(project, tmp_path / "state", "--store-budget-bytes", "1000") as c:
             body = await run_export(c, "Pack", "pack")
             assert body["state"] == "failed" and body["outputs"] == []
             assert "budget" in body["error"]
             assert (await c.list_resources()).resources == []
     status = subprocess.run(
-        [sys.executable, "-m", "godot_mcp.cli.admin", "status", "--json",
-         "--state-dir", str(tmp_path / "state")],
-        capture_output=True, text=True, cwd=ROOT, env=server_env(), timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "godot_mcp.cli.admin",
+            "status",
+            "--json",
+            "--state-dir",
+            str(tmp_path / "state"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=server_env(),
+        timeout=60,
+    )
     assert json.loads(status.stdout)["bytes_in_use"] == 0
 
 
@@ -138,7 +154,9 @@ async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
     state = tmp_path / "state"
     with anyio.fail_after(120):
         async with stdio_client(project, state) as c:
-            eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"]["id"]
+            eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"][
+                "id"
+            ]
             work = state / "exports" / eid
             while not (work / "out").exists():
                 await anyio.sleep(0.05)
@@ -165,10 +183,12 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
     with anyio.fail_after(180):
         try:
             async with stdio_client(project, state, "--retention-seconds", "1") as c:
-                eid = (await ok(c, "project.export",
-                                {"preset": "Pack", "kind": "pack"}))["export"]["id"]
+                eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"][
+                    "id"
+                ]
                 while not list((state / "exports" / eid / "out").glob("*.tmp")) and not list(
-                        (state / "exports" / eid / "xdg" / "cache").rglob("*tmp*")):
+                    (state / "exports" / eid / "xdg" / "cache").rglob("*tmp*")
+                ):
                     await anyio.sleep(0.02)
                 server = _server_pid(state)
                 kids = children(server)
@@ -189,9 +209,22 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
 
     def evidence() -> list[dict]:
         done = subprocess.run(
-            [sys.executable, "-m", "godot_mcp.cli.admin", "evidence", "list", "--json",
-             "--state-dir", str(state)], capture_output=True, text=True, cwd=ROOT,
-            env=server_env(), timeout=60)
+            [
+                sys.executable,
+                "-m",
+                "godot_mcp.cli.admin",
+                "evidence",
+                "list",
+                "--json",
+                "--state-dir",
+                str(state),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=server_env(),
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         assert str(tmp_path) not in done.stdout
         return json.loads(done.stdout)
@@ -201,14 +234,41 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
     assert not (state / "exports" / eid).exists()
     await anyio.sleep(1.2)  # past the 1 s retention: neither retention nor reconcile removes it
     rec = subprocess.run(
-        [sys.executable, "-m", "godot_mcp.cli.admin", "reconcile", "--json",
-         "--retention-seconds", "1", "--state-dir", str(state)],
-        capture_output=True, text=True, cwd=ROOT, env=server_env(), timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "godot_mcp.cli.admin",
+            "reconcile",
+            "--json",
+            "--retention-seconds",
+            "1",
+            "--state-dir",
+            str(state),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=server_env(),
+        timeout=60,
+    )
     assert rec.returncode == 0, rec.stderr
     assert evidence() == [entry]
     purge = subprocess.run(
-        [sys.executable, "-m", "godot_mcp.cli.admin", "evidence", "purge", eid,
-         "--state-dir", str(state)], capture_output=True, text=True, cwd=ROOT,
-        env=server_env(), timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "godot_mcp.cli.admin",
+            "evidence",
+            "purge",
+            eid,
+            "--state-dir",
+            str(state),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=server_env(),
+        timeout=60,
+    )
     assert purge.returncode == 0 and evidence() == []
     assert tree_hashes(project) == before

@@ -33,18 +33,31 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def serve_args(project: Path, state_dir: Path, *extra: str, test_tools: bool = True) -> list[str]:
     module = "tests.support.serve_test" if test_tools else "godot_mcp.cli.serve"
-    return [sys.executable, "-m", module, "serve", "--project", str(project),
-            "--state-dir", str(state_dir), *extra]
+    return [
+        sys.executable,
+        "-m",
+        module,
+        "serve",
+        "--project",
+        str(project),
+        "--state-dir",
+        str(state_dir),
+        *extra,
+    ]
 
 
 @asynccontextmanager
 async def stdio_client(
-    project: Path, state_dir: Path, *extra: str, test_tools: bool = True,
+    project: Path,
+    state_dir: Path,
+    *extra: str,
+    test_tools: bool = True,
     env: dict[str, str] | None = None,
 ) -> AsyncIterator[Client]:
     argv = serve_args(project, state_dir, *extra, test_tools=test_tools)
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=server_env(env),
-                                   cwd=str(ROOT))
+    params = StdioServerParameters(
+        command=argv[0], args=argv[1:], env=server_env(env), cwd=str(ROOT)
+    )
     async with Client(params) as client:
         yield client
 
@@ -76,15 +89,28 @@ def make_tokens(state_dir: Path, principals: list[str]) -> dict[str, str]:
         store.close()
 
 
-def start_http(project: Path, state_dir: Path, *extra: str, tokens: dict[str, str],
-               env: dict[str, str] | None = None, test_tools: bool = True,
-               timeout: float = 60.0) -> HttpServer:
+def start_http(
+    project: Path,
+    state_dir: Path,
+    *extra: str,
+    tokens: dict[str, str],
+    env: dict[str, str] | None = None,
+    test_tools: bool = True,
+    timeout: float = 60.0,
+) -> HttpServer:
     log_path = state_dir.parent / f"http-{time.monotonic_ns()}.log"
     log = open(log_path, "wb")  # noqa: SIM115 (kept open for the child's lifetime)
-    argv = serve_args(project, state_dir, "--transport", "http", "--port", "0", *extra,
-                      test_tools=test_tools)
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=log, env=server_env(env), cwd=ROOT)
+    argv = serve_args(
+        project, state_dir, "--transport", "http", "--port", "0", *extra, test_tools=test_tools
+    )
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env=server_env(env),
+        cwd=ROOT,
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = log_path.read_text(errors="replace")
@@ -100,10 +126,12 @@ def start_http(project: Path, state_dir: Path, *extra: str, tokens: dict[str, st
 
 @asynccontextmanager
 async def http_client(url: str, token: str, **kwargs: object) -> AsyncIterator[Client]:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
-                                  timeout=60) as http:
-        async with Client(streamable_http_client(url, http_client=http, **kwargs)) as client:
-            yield client
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http, **kwargs)) as client,
+    ):
+        yield client
 
 
 @dataclass
@@ -123,8 +151,9 @@ class ServedProject:
         return http_client(self.http.url, self.http.tokens[principal], **kwargs)
 
 
-def serve_project(project: Path, state_dir: Path, *extra: str,
-                  env: dict[str, str] | None = None) -> ServedProject:
+def serve_project(
+    project: Path, state_dir: Path, *extra: str, env: dict[str, str] | None = None
+) -> ServedProject:
     """Start an HTTP server (tokens alice, alice2, bob) for ``project``; stdio starts per client."""
     tokens = make_tokens(state_dir, ["alice", "bob"])
     tokens["alice2"] = make_tokens(state_dir, ["alice"])["alice"]
