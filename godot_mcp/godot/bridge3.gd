@@ -178,6 +178,9 @@ func _begin_capture(id, name: String, cmd: Dictionary) -> void:
 		"start_us": OS.get_ticks_usec(),
 	}
 	VisualServer.connect("frame_post_draw", self, "_on_frame_post_draw")
+	if name == "screenshot":
+		# Draw now rather than waiting up to a frame for the next one.
+		VisualServer.force_draw(false)
 
 
 func _on_frame_post_draw() -> void:
