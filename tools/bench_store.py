@@ -62,7 +62,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer rounds, a 64 MiB store")
     args = ap.parse_args()
-    rounds = 3 if args.quick else 9
+    rounds = 3 if args.quick else 15
     store_mib = 64 if args.quick else 256
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         root = Path(tmp)
@@ -123,14 +123,18 @@ def main() -> int:
 
 
 def _drop(store: ArtifactStore, artifact_id: str) -> None:
-    from sqlalchemy import delete
+    """Release one artifact and its blob (keeps the disk from filling across rounds)."""
+    from sqlalchemy import delete, select
 
     from godot_mcp.store.db import write_session
     from godot_mcp.store.models import Artifact
+    from godot_mcp.store.store import drop_unreferenced_blobs
 
     with write_session(store.engine) as s:
+        sha = s.scalar(select(Artifact.sha256).where(Artifact.id == artifact_id))
         s.execute(delete(Artifact).where(Artifact.id == artifact_id))
-    store.release_expired()
+        gone = drop_unreferenced_blobs(s, [sha])
+    store._collect(gone)
 
 
 if __name__ == "__main__":

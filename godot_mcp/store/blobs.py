@@ -93,6 +93,10 @@ class FsBlobStore:
         self.block_size = block_size
         _mkdir_private(self.tmp_dir)
         _mkdir_private(quarantine_dir)
+        if not (root / "ff").is_dir():  # first shard level made once, not on the write path
+            for i in range(256):
+                _mkdir_private(root / f"{i:02x}")
+            _fsync_dir(root)
 
     def path_of(self, sha256: str) -> Path:
         """The file of a blob; refuses anything but a hex SHA-256."""
