@@ -196,3 +196,25 @@ async def test_a_new_generation_withdraws_older_artifacts(connect: Connect):
                 await c.read_resource(art["uri"])
             assert exc.value.data["outcome"] == "not_found"
             assert art["uri"] not in [x.uri for x in (await c.list_resources()).resources]
+
+
+async def test_an_edited_project_godot_is_noticed_on_the_next_request(tmp_path):
+    from tests.mcp.conftest import make_project
+    from tests.support.servers import stdio_client
+
+    project = make_project(tmp_path / "p")
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "state") as c:
+            art = await produce(c, 100, seed=12)
+            gen = (await c.call_tool("project.info", {})).structured_content["generation"]
+            (project / "project.godot").touch()  # same bytes: same generation
+            same = (await c.call_tool("project.info", {})).structured_content["generation"]
+            assert same == gen
+            await read_range(c, art["uri"])
+            godot = project / "project.godot"
+            godot.write_text(godot.read_text() + "\n[display]\nwindow/size/width=640\n")
+            after = (await c.call_tool("project.info", {})).structured_content["generation"]
+            assert after == gen + 1
+            with pytest.raises(MCPError) as exc:
+                await c.read_resource(art["uri"])
+            assert exc.value.data["outcome"] == "not_found"

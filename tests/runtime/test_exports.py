@@ -118,6 +118,7 @@ async def test_missing_templates_fail_with_godots_message_and_no_private_paths(t
             assert "template" in text.lower()
             assert str(tmp_path) not in text and "/tmp/" not in text
             assert (await c.list_resources()).resources == []
+    assert not (project / ".import").exists()
 
 
 async def test_outputs_larger_than_the_budget_fail_and_register_nothing(tmp_path):
@@ -151,6 +152,7 @@ async def test_outputs_larger_than_the_budget_fail_and_register_nothing(tmp_path
 async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
     require_godot("godot3-server")
     project = make_big_project(tmp_path / "big", 384)
+    before = tree_hashes(project)
     state = tmp_path / "state"
     with anyio.fail_after(120):
         async with stdio_client(project, state) as c:
@@ -166,6 +168,7 @@ async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
             assert body["state"] == "cancelled" and body["outputs"] == []
             assert not work.exists()
             assert (await c.list_resources()).resources == []
+    assert tree_hashes(project) == before
 
 
 def _server_pid(state) -> int:
