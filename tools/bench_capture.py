@@ -60,8 +60,11 @@ async def one_size(base: Path, width: int, height: int, rounds: int) -> tuple[fl
     project = base / f"demo{width}"
     shutil.copytree(ROOT / "examples" / "demo", project)
     godot = project / "project.godot"
-    godot.write_text(godot.read_text().replace("width=1280", f"width={width}")
-                     .replace("height=720", f"height={height}"))
+    godot.write_text(
+        godot.read_text()
+        .replace("width=1280", f"width={width}")
+        .replace("height=720", f"height={height}")
+    )
     settings = Settings(base / f"state{width}", None, None, Limits())
     floor_dir = base / f"floor{width}"
     floor_dir.mkdir()
@@ -97,8 +100,10 @@ async def main() -> int:
             floor, wall = await one_size(Path(tmp), width, height, args.rounds)
             ratio = wall / floor
             worst = max(worst, ratio)
-            print(f"{f'{width}x{height}':<10}{floor * 1e3:>12.1f}ms{wall * 1e3:>8.1f}ms"
-                  f"{ratio:>8.2f}  <= 2.0")
+            print(
+                f"{f'{width}x{height}':<10}{floor * 1e3:>12.1f}ms{wall * 1e3:>8.1f}ms"
+                f"{ratio:>8.2f}  <= 2.0"
+            )
     return 0 if worst <= 2.0 else 1
 
 

@@ -71,12 +71,22 @@ async def server_side(base: Path) -> tuple[float, float]:
             with open(blob_path, "rb", buffering=0) as f:
                 data = os.pread(f.fileno(), CHUNK, off)
             b64 = base64.b64encode(data).decode()
-            json.dumps({"jsonrpc": "2.0", "id": i, "result": {"contents": [
-                {"uri": uri, "mimeType": "application/octet-stream", "blob": b64}]}})
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "result": {
+                        "contents": [
+                            {"uri": uri, "mimeType": "application/octet-stream", "blob": b64}
+                        ]
+                    },
+                }
+            )
             floor.append(time.perf_counter() - t)
             t = time.perf_counter()
-            result = await read(_Ctx(), types.ReadResourceRequestParams(
-                uri=f"{uri}?offset={off}&length={CHUNK}"))
+            result = await read(
+                _Ctx(), types.ReadResourceRequestParams(uri=f"{uri}?offset={off}&length={CHUNK}")
+            )
             result.model_dump_json(by_alias=True, exclude_none=True)
             edge.append(time.perf_counter() - t)
         return statistics.median(floor), statistics.median(edge)
@@ -111,8 +121,11 @@ async def end_to_end(base: Path, mib: int) -> dict[str, tuple[float, float]]:
     async with stdio_client(project, state) as c:
         r = await c.call_tool("test.produce", {"size": total, "seed": 2})
         ours = await _read_all(c, r.structured_content["artifact"]["uri"], total)
-    params = StdioServerParameters(command=sys.executable, args=[
-        str(ROOT / "tools" / "trivial_server.py"), "stdio", str(CHUNK)], env=server_env())
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(ROOT / "tools" / "trivial_server.py"), "stdio", str(CHUNK)],
+        env=server_env(),
+    )
     async with Client(params) as c:
         sdk = await _trivial(c, total)
     out["stdio"] = (ours, sdk)
@@ -126,9 +139,11 @@ async def end_to_end(base: Path, mib: int) -> dict[str, tuple[float, float]]:
     finally:
         server.stop()
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "trivial_server.py"), "http",
-                             str(CHUNK), str(port)], env=server_env(),
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tools" / "trivial_server.py"), "http", str(CHUNK), str(port)],
+        env=server_env(),
+        stderr=subprocess.DEVNULL,
+    )
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         with anyio.fail_after(30):
@@ -140,9 +155,10 @@ async def end_to_end(base: Path, mib: int) -> dict[str, tuple[float, float]]:
                 except httpx2.HTTPError:
                     await anyio.sleep(0.1)
         # legacy: the same handshake revision (and SSE responses) godot-mcp speaks over HTTP
-        async with httpx2.AsyncClient(timeout=60) as h, Client(
-            streamable_http_client(url, http_client=h), mode="legacy"
-        ) as c:
+        async with (
+            httpx2.AsyncClient(timeout=60) as h,
+            Client(streamable_http_client(url, http_client=h), mode="legacy") as c,
+        ):
             sdk = await _trivial(c, total)
     finally:
         proc.terminate()
@@ -161,12 +177,16 @@ async def main() -> int:
         flows = await end_to_end(base, args.mib)
     ratio = edge / floor
     print(f"{'case':<34}{'floor':>12}{'godot-mcp':>12}{'ratio':>8}  goal")
-    print(f"{'512 KiB range read, server side':<34}{floor * 1e3:>10.2f}ms{edge * 1e3:>10.2f}ms"
-          f"{ratio:>8.2f}  <= 2.0")
+    print(
+        f"{'512 KiB range read, server side':<34}{floor * 1e3:>10.2f}ms{edge * 1e3:>10.2f}ms"
+        f"{ratio:>8.2f}  <= 2.0"
+    )
     for name, (ours, sdk) in flows.items():
         mb = args.mib * 1.048576
-        print(f"{f'{args.mib} MiB read over {name} (MB/s)':<34}{mb / sdk:>12.1f}{mb / ours:>12.1f}"
-              f"{sdk / ours:>8.2f}  report (floor = trivial SDK server)")
+        print(
+            f"{f'{args.mib} MiB read over {name} (MB/s)':<34}{mb / sdk:>12.1f}{mb / ours:>12.1f}"
+            f"{sdk / ours:>8.2f}  report (floor = trivial SDK server)"
+        )
     return 0 if ratio <= 2.0 else 1
 
 

@@ -36,6 +36,21 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "examples" / "demo"
 
 
+def serve_argv(state: Path, *extra: str) -> list[str]:
+    """``godot-mcp serve`` for the demo project and state dir."""
+    return [
+        sys.executable,
+        "-m",
+        "godot_mcp.cli.serve",
+        "serve",
+        "--project",
+        str(PROJECT),
+        "--state-dir",
+        str(state),
+        *extra,
+    ]
+
+
 def say(text: str) -> None:
     print(text, flush=True)
 
@@ -100,17 +115,10 @@ async def export(client: Client, preset: str, kind: str, out: Path) -> list[dict
 
 
 async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, str]:
+    argv = serve_argv(state)
     params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "godot_mcp.cli.serve",
-            "serve",
-            "--project",
-            str(PROJECT),
-            "--state-dir",
-            str(state),
-        ],
+        command=argv[0],
+        args=argv[1:],
         env=env,
         cwd=str(ROOT),
     )
@@ -158,20 +166,7 @@ async def http_part(out: Path, state: Path, env: dict[str, str], stdio_packs: di
     store.close()
     log = open(out / "http-server.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "godot_mcp.cli.serve",
-            "serve",
-            "--project",
-            str(PROJECT),
-            "--state-dir",
-            str(state),
-            "--transport",
-            "http",
-            "--port",
-            "0",
-        ],
+        serve_argv(state, "--transport", "http", "--port", "0"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=log,

@@ -1,7 +1,7 @@
 """The SDK's own baseline: a trivial low-level server answering every read with one blob.
 
-    python tools/trivial_server.py stdio SIZE
-    python tools/trivial_server.py http SIZE PORT
+python tools/trivial_server.py stdio SIZE
+python tools/trivial_server.py http SIZE PORT
 """
 
 from __future__ import annotations

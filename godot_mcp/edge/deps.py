@@ -11,7 +11,7 @@ from mcp import types
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 
-from godot_mcp.errors import NotFound
+from godot_mcp.errors import NotFound, Unavailable
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, Limits
 
@@ -32,6 +32,13 @@ class ServerDeps:
     @property
     def http(self) -> bool:
         return self.transport == "http"
+
+    def service(self, name: str) -> Any:
+        """A running service (``games``, ``exports``), or Unavailable."""
+        found = self.services.get(name)
+        if found is None:
+            raise Unavailable(f"{name} are not available in this server")
+        return found
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from godot_mcp.edge.args import Args
 from godot_mcp.edge.deps import ServerDeps, ToolCall, ToolSpec, schema
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
-from godot_mcp.errors import Unavailable
 from godot_mcp.godot.presets import KINDS
 from godot_mcp.runtime.exports import ExportService, describe
 
@@ -19,9 +18,7 @@ PROGRESS_EVERY_S = 0.5
 
 
 def _service(call: ToolCall) -> ExportService:
-    service = call.deps.services.get("exports")
-    if service is None:
-        raise Unavailable("exports are not available in this server")
+    service: ExportService = call.deps.service("exports")
     return service
 
 

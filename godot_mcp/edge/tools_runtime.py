@@ -10,16 +10,14 @@ from godot_mcp.edge.args import Args
 from godot_mcp.edge.deps import ServerDeps, ToolCall, ToolSpec, schema
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
-from godot_mcp.errors import InvalidArgument, Unavailable
+from godot_mcp.errors import InvalidArgument
 from godot_mcp.runtime.games import GameService, Managed
 
 MAX_RECORDING_S = 30
 
 
 def _service(call: ToolCall) -> GameService:
-    service = call.deps.services.get("games")
-    if service is None:
-        raise Unavailable("game sessions are not available in this server")
+    service: GameService = call.deps.service("games")
     return service
 
 

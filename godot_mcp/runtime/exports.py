@@ -115,8 +115,10 @@ class ExportService:
         try:
             job = await runner.start_async(project, preset, kind, export_id, expected)
         except (ExportSetupError, OSError) as exc:
-            self._finish(export_id, "failed", f"cannot prepare the export: {exc}", None)
-            raise Failed("cannot prepare the export") from None
+            log.warning("export %s could not be prepared: %s", export_id, exc)
+            why = getattr(exc, "strerror", None) or "the private copy could not be made"
+            self._finish(export_id, "failed", f"cannot prepare the export: {why}", None)
+            raise Failed(f"cannot prepare the export: {why}") from None
         self.jobs[export_id] = job
         assert self._tg is not None
         self._tg.start_soon(self._watch, job, caller, generation)

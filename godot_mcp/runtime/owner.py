@@ -9,15 +9,20 @@ from __future__ import annotations
 import os
 
 
-def start_ticks(pid: int) -> str | None:
-    """The start time of ``pid`` (field 22 of /proc/PID/stat), or None if it is gone."""
+def proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (field 3 first), or None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read().decode("ascii", "replace")
     except OSError:
         return None
-    fields = raw[raw.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else None
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def start_ticks(pid: int) -> str | None:
+    """The start time of ``pid`` (field 22 of /proc/PID/stat), or None if it is gone."""
+    fields = proc_stat(pid)
+    return fields[19] if fields and len(fields) > 19 else None
 
 
 def me() -> tuple[int, str]:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from sqlalchemy import and_, delete, func, or_, select, tuple_
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, tuple_
 from sqlalchemy.orm import Session
 
 from godot_mcp.errors import (
@@ -439,24 +439,20 @@ class ArtifactStore:
             ).all()
         return [_info(r) for r in rows]
 
-    def release_session(self, principal: str, session_id: str) -> int:
-        """Release every artifact of an ended MCP session; returns how many."""
+    def release_where(self, *conditions: ColumnElement[bool]) -> int:
+        """Release every artifact matching ``conditions`` at once; returns how many."""
         with write_session(self.engine) as s:
-            shas = set(
-                s.scalars(
-                    select(Artifact.sha256).where(
-                        Artifact.principal == principal, Artifact.session_id == session_id
-                    )
-                )
-            )
-            n = s.execute(
-                delete(Artifact).where(
-                    Artifact.principal == principal, Artifact.session_id == session_id
-                )
-            ).rowcount
+            shas = set(s.scalars(select(Artifact.sha256).where(*conditions)))
+            n = s.execute(delete(Artifact).where(*conditions)).rowcount
             gone = drop_unreferenced_blobs(s, shas)
         self._collect(gone)
         return int(n or 0)
+
+    def release_session(self, principal: str, session_id: str) -> int:
+        """Release every artifact of an ended MCP session; returns how many."""
+        return self.release_where(
+            Artifact.principal == principal, Artifact.session_id == session_id
+        )
 
     def release_expired(self) -> int:
         """Release expired and older-generation artifacts now; returns how many."""
@@ -489,20 +485,9 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
 
 def release_launch(store: ArtifactStore, launch_id: str) -> int:
     """Release every artifact bound to one server launch (it can never read them again)."""
-    with write_session(store.engine) as s:
-        shas = set(s.scalars(select(Artifact.sha256).where(Artifact.launch_id == launch_id)))
-        n = s.execute(delete(Artifact).where(Artifact.launch_id == launch_id)).rowcount
-        gone = drop_unreferenced_blobs(s, shas)
-    store._collect(gone)
-    return int(n or 0)
+    return store.release_where(Artifact.launch_id == launch_id)
 
 
 def release_session_id(store: ArtifactStore, launch_id: str, session_id: str) -> int:
     """Release the artifacts of one MCP session of one launch (the session ended)."""
-    with write_session(store.engine) as s:
-        where = (Artifact.launch_id == launch_id, Artifact.session_id == session_id)
-        shas = set(s.scalars(select(Artifact.sha256).where(*where)))
-        n = s.execute(delete(Artifact).where(*where)).rowcount
-        gone = drop_unreferenced_blobs(s, shas)
-    store._collect(gone)
-    return int(n or 0)
+    return store.release_where(Artifact.launch_id == launch_id, Artifact.session_id == session_id)

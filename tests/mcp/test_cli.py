@@ -13,7 +13,14 @@ from mcp import MCPError
 
 from tests.mcp.conftest import make_project
 from tests.mcp.test_resources import produce
-from tests.support.servers import ROOT, http_client, server_env, start_http, stdio_client
+from tests.support.servers import (
+    ROOT,
+    http_client,
+    run_admin,
+    server_env,
+    start_http,
+    stdio_client,
+)
 
 
 def run(*argv: str, module: str = "godot_mcp.cli.serve", env: dict | None = None):
@@ -27,8 +34,7 @@ def run(*argv: str, module: str = "godot_mcp.cli.serve", env: dict | None = None
     )
 
 
-def admin(*argv: str):
-    return run(*argv, module="godot_mcp.cli.admin")
+admin = run_admin
 
 
 @pytest.mark.parametrize(

@@ -13,20 +13,11 @@ from mcp import Client, MCPError
 
 from godot_mcp.app import open_app
 from godot_mcp.config import Settings
+from godot_mcp.edge.outcomes import TOOL_OUTCOMES
 from godot_mcp.store.values import Limits
 from tests.mcp.conftest import make_project
 from tests.support.producer import PRODUCER
 
-OUTCOMES = {
-    "ok",
-    "invalid_argument",
-    "not_found",
-    "permission_denied",
-    "unavailable",
-    "too_large",
-    "failed",
-    "timeout",
-}
 TOOLS = [
     "server.profile",
     "project.info",
@@ -119,7 +110,7 @@ def test_any_tool_arguments_give_a_typed_outcome(harness, tool, arguments) -> No
         arguments.pop("size", None)
     r = harness.portal.call(harness.client.call_tool, tool, arguments)
     outcome = r.structured_content["outcome"]
-    assert outcome in OUTCOMES
+    assert outcome in TOOL_OUTCOMES
     assert r.is_error == (outcome != "ok")
     assert r.structured_content.get("message") != "internal error"
     text = r.content[0].text

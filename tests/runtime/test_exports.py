@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 
 import anyio
 import pytest
@@ -17,7 +15,7 @@ from tests.godot.export_fixtures import make_big_project
 from tests.runtime.conftest import copy_demo, require_godot, tree_hashes
 from tests.runtime.test_captures import fetch, ok
 from tests.support.procs import children, cmdline, wait_gone
-from tests.support.servers import ROOT, serve_project, server_env, stdio_client
+from tests.support.servers import run_admin, serve_project, stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot]
 
@@ -130,22 +128,7 @@ async def test_outputs_larger_than_the_budget_fail_and_register_nothing(tmp_path
             assert body["state"] == "failed" and body["outputs"] == []
             assert "budget" in body["error"]
             assert (await c.list_resources()).resources == []
-    status = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "godot_mcp.cli.admin",
-            "status",
-            "--json",
-            "--state-dir",
-            str(tmp_path / "state"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=server_env(),
-        timeout=60,
-    )
+    status = run_admin("status", "--json", "--state-dir", str(tmp_path / "state"))
     assert json.loads(status.stdout)["bytes_in_use"] == 0
 
 
@@ -211,23 +194,7 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
                 await c.read_resource("godot-mcp://artifacts/" + eid)
 
     def evidence() -> list[dict]:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "godot_mcp.cli.admin",
-                "evidence",
-                "list",
-                "--json",
-                "--state-dir",
-                str(state),
-            ],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env=server_env(),
-            timeout=60,
-        )
+        done = run_admin("evidence", "list", "--json", "--state-dir", str(state))
         assert done.returncode == 0, done.stderr
         assert str(tmp_path) not in done.stdout
         return json.loads(done.stdout)
@@ -236,42 +203,9 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
     assert entry["export_id"] == eid and entry["files"] >= 1 and entry["bytes"] > 0
     assert not (state / "exports" / eid).exists()
     await anyio.sleep(1.2)  # past the 1 s retention: neither retention nor reconcile removes it
-    rec = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "godot_mcp.cli.admin",
-            "reconcile",
-            "--json",
-            "--retention-seconds",
-            "1",
-            "--state-dir",
-            str(state),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=server_env(),
-        timeout=60,
-    )
+    rec = run_admin("reconcile", "--json", "--retention-seconds", "1", "--state-dir", str(state))
     assert rec.returncode == 0, rec.stderr
     assert evidence() == [entry]
-    purge = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "godot_mcp.cli.admin",
-            "evidence",
-            "purge",
-            eid,
-            "--state-dir",
-            str(state),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=server_env(),
-        timeout=60,
-    )
+    purge = run_admin("evidence", "purge", eid, "--state-dir", str(state))
     assert purge.returncode == 0 and evidence() == []
     assert tree_hashes(project) == before

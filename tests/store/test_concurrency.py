@@ -16,20 +16,21 @@ ROOT = Path(__file__).resolve().parents[2]
 SIZE = 100_000
 
 
+def _try_register(store: ArtifactStore, caller, gen: int) -> bool:
+    try:
+        store.register(caller, gen, NewArtifact("image/png", os.urandom(SIZE)))
+        return True
+    except TooLarge:
+        return False
+
+
 def test_many_threads_never_push_the_store_over_its_budget(tmp_path) -> None:
     budget = 20 * SIZE + SIZE // 2
     store = ArtifactStore(tmp_path / "state", Limits(store_budget_bytes=budget))
     caller, gen = stdio_caller(store, make_project(tmp_path / "p"))
 
-    def one(_: int) -> bool:
-        try:
-            store.register(caller, gen, NewArtifact("image/png", os.urandom(SIZE)))
-            return True
-        except TooLarge:
-            return False
-
     with ThreadPoolExecutor(max_workers=12) as pool:
-        results = list(pool.map(one, range(48)))
+        results = list(pool.map(lambda _: _try_register(store, caller, gen), range(48)))
     assert sum(results) == 20
     assert store.bytes_in_use() == 20 * SIZE <= budget
     assert len(store.list(caller, limit=100).items) == 20
@@ -61,15 +62,8 @@ def test_separate_processes_and_threads_together_never_exceed_the_budget(tmp_pat
         for _ in range(3)
     ]
 
-    def one(_: int) -> bool:
-        try:
-            store.register(caller, gen, NewArtifact("image/png", os.urandom(SIZE)))
-            return True
-        except TooLarge:
-            return False
-
     with ThreadPoolExecutor(max_workers=4) as pool:
-        mine = sum(pool.map(one, range(20)))
+        mine = sum(pool.map(lambda _: _try_register(store, caller, gen), range(20)))
     theirs = 0
     for p in procs:
         out, _ = p.communicate(timeout=120)

@@ -5,15 +5,12 @@ from __future__ import annotations
 import os
 import time
 
+from godot_mcp.runtime.owner import proc_stat
+
 
 def _stat(pid: int) -> tuple[str, int] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    fields = raw[raw.rfind(")") + 2 :].split()
-    return fields[0], int(fields[1])
+    fields = proc_stat(pid)
+    return (fields[0], int(fields[1])) if fields and len(fields) > 1 else None
 
 
 def children(pid: int) -> list[int]:

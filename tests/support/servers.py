@@ -159,3 +159,15 @@ def serve_project(
     tokens["alice2"] = make_tokens(state_dir, ["alice"])["alice"]
     http = start_http(project, state_dir, *extra, tokens=tokens, env=env)
     return ServedProject(project, state_dir, http, tuple(extra), env)
+
+
+def run_admin(*argv: str) -> subprocess.CompletedProcess[str]:
+    """Run ``godot-mcp-admin`` as a user would; output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "godot_mcp.cli.admin", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env=server_env(),
+    )
