@@ -39,6 +39,7 @@ from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
 log = logging.getLogger(__name__)
 POLL_S = 0.1
+MAX_RUNNING = 2
 
 
 @dataclass
@@ -61,6 +62,7 @@ class ExportService:
         self.deps = deps
         self.store = deps.store
         self.jobs: dict[str, ExportJob] = {}
+        self._starting = 0
         self._stack = AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -88,6 +90,11 @@ class ExportService:
         why = self.availability()
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
+        running = [j for j in self.jobs.values() if j.state == RUNNING]
+        if len(running) + self._starting >= MAX_RUNNING:
+            raise Unavailable(
+                f"{MAX_RUNNING} exports are running; wait for one or cancel it first"
+            )
         install = self.deps.services["godot"]
         expected = expected_outputs(project_name(project), preset, kind)
         export_id = new_id()
@@ -112,6 +119,7 @@ class ExportService:
         runner = ExportRunner(
             install.headless, work_root(self.store), godot_major=install.headless_major or 3
         )
+        self._starting += 1
         try:
             job = await runner.start_async(project, preset, kind, export_id, expected)
         except (ExportSetupError, OSError) as exc:
@@ -119,6 +127,12 @@ class ExportService:
             why = getattr(exc, "strerror", None) or "the private copy could not be made"
             self._finish(export_id, "failed", f"cannot prepare the export: {why}", None)
             raise Failed(f"cannot prepare the export: {why}") from None
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                self._finish(export_id, "cancelled", "the request was cancelled", None)
+            raise
+        finally:
+            self._starting -= 1
         self.jobs[export_id] = job
         assert self._tg is not None
         self._tg.start_soon(self._watch, job, caller, generation)

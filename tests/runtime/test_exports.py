@@ -143,6 +143,13 @@ async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
                 "id"
             ]
             work = state / "exports" / eid
+            second = await ok(c, "project.export", {"preset": "Pack", "kind": "pack"})
+            third = await c.call_tool("project.export", {"preset": "Pack", "kind": "pack"})
+            assert third.structured_content["outcome"] == "unavailable"  # two at a time
+            other = second["export"]["id"]
+            assert (await ok(c, "project.export.cancel", {"export_id": other}))["state"] == (
+                "cancelled"
+            )
             while not (work / "out").exists():
                 await anyio.sleep(0.05)
             cancelled = await ok(c, "project.export.cancel", {"export_id": eid})
