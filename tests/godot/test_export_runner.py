@@ -29,11 +29,7 @@ from godot_mcp.godot.presets import (
     read_presets,
 )
 from godot_mcp.godot.templates import install_debian_templates
-
-try:
-    from export_fixtures import make_big_project, make_project, sha256, tree_digest
-except ImportError:  # tests/ laid out as a package
-    from tests.godot.export_fixtures import make_big_project, make_project, sha256, tree_digest
+from tests.godot.export_fixtures import make_big_project, make_project, sha256, tree_digest
 
 GODOT = shutil.which("godot3-server")
 needs_godot = pytest.mark.skipif(
