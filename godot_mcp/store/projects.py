@@ -55,10 +55,14 @@ class Projects:
         key = str(root)
         sig = _signature(root / "project.godot")
         if self._seen.get(key) == sig:
-            with read_session(self.engine) as s:
-                row = s.scalars(select(Project).where(Project.root == key)).one_or_none()
-                if row is not None and row.stat_signature == sig:
-                    return ProjectState(row.id, row.generation)
+            with self.engine.connect() as conn:  # the per-request fast path: one plain SELECT
+                row = conn.execute(
+                    select(Project.id, Project.generation, Project.stat_signature).where(
+                        Project.root == key
+                    )
+                ).first()
+            if row is not None and row.stat_signature == sig:
+                return ProjectState(row.id, row.generation)
         identity = _identity(root / "project.godot")
         with write_session(self.engine) as s:
             row = self._get_or_create(s, key, identity)

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from sqlalchemy import ColumnElement, and_, delete, func, or_, select, tuple_
 from sqlalchemy.orm import Session
@@ -56,7 +56,8 @@ def _mkdir_private(path: Path) -> None:
     os.chmod(path, 0o700)
 
 
-def _info(row: Artifact) -> ArtifactInfo:
+def _info(row: Any) -> ArtifactInfo:
+    """An ArtifactInfo from an Artifact row (ORM object or plain row)."""
     return ArtifactInfo(
         id=row.id,
         uri=artifact_uri(row.id),
@@ -320,17 +321,16 @@ class ArtifactStore:
 
     # -- reads ---------------------------------------------------------------
 
-    def resolve(self, caller: Caller, artifact_id: str) -> Artifact:
+    def resolve(self, caller: Caller, artifact_id: str) -> Any:
         """The artifact row if it resolves and is bound to ``caller``; typed refusal otherwise."""
         now = self._now_us()
-        with read_session(self.engine) as s:
-            row = s.get(Artifact, artifact_id)
-            current = (
-                None
-                if row is None
-                else s.scalar(select(Project.generation).where(Project.id == row.project_id))
-            )
-        if row is None or now >= row.expires_us or row.generation != current:
+        with self.engine.connect() as conn:  # one plain SELECT: reads are the hot path
+            row = conn.execute(
+                select(Artifact.__table__, Project.generation.label("current"))
+                .join(Project, Project.id == Artifact.project_id)
+                .where(Artifact.id == artifact_id)
+            ).first()
+        if row is None or now >= row.expires_us or row.generation != row.current:
             raise NotFound("artifact not found")
         if not self.blobs.exists(row.sha256, row.size):
             raise NotFound("artifact not found")
