@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,21 +63,61 @@ def resolve(
         if raw is None and env.get(var):
             raw, source = env[var], var
         values[attr] = default if raw is None else _positive_int(source, raw)
-    state = getattr(args, "state_dir", None) or env.get("GODOT_MCP_STATE_DIR")
+    state = _explicit(args, "state_dir", "--state-dir", env, "GODOT_MCP_STATE_DIR")
     state_dir = Path(state) if state else Path(platformdirs.user_state_dir("godot-mcp"))
     state_dir = state_dir.expanduser().resolve()
+    _check_state_dir(state_dir)
     if project is not None:
         proj = project.resolve()
         if state_dir == proj or proj in state_dir.parents:
             raise ConfigError("the state dir must not be inside the project")
     return Settings(
         state_dir=state_dir,
-        godot=getattr(args, "godot", None) or env.get("GODOT_BIN") or None,
-        godot_headless=getattr(args, "godot_headless", None)
-        or env.get("GODOT_HEADLESS_BIN")
-        or None,
+        godot=_binary(
+            _explicit(args, "godot", "--godot", env, "GODOT_BIN"), "--godot", project is not None
+        ),
+        godot_headless=_binary(
+            _explicit(args, "godot_headless", "--godot-headless", env, "GODOT_HEADLESS_BIN"),
+            "--godot-headless",
+            project is not None,
+        ),
         limits=Limits(**values),
     )
+
+
+def _explicit(
+    args: argparse.Namespace, attr: str, flag: str, env: Mapping[str, str], var: str
+) -> str | None:
+    """An option's value from the command line, else its environment variable; never empty."""
+    raw = getattr(args, attr, None)
+    if raw is not None:
+        if not raw.strip():
+            raise ConfigError(f"{flag} must not be empty")
+        return str(raw)
+    value = env.get(var)
+    return value if value and value.strip() else None
+
+
+def _binary(value: str | None, flag: str, check: bool) -> str | None:
+    """A Godot binary named explicitly must exist and be executable (checked by ``serve``)."""
+    if value is None or not check:
+        return value
+    if shutil.which(value) is None:
+        raise ConfigError(f"{flag}: no executable {value!r}")
+    return value
+
+
+def _check_state_dir(state_dir: Path) -> None:
+    """The state dir must be a directory, or creatable under a writable directory."""
+    probe = state_dir
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ConfigError(f"the state dir is not usable: {probe.name!r} is not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError("the state dir is not writable")
 
 
 def check_project(raw: str) -> Path:

@@ -40,7 +40,10 @@ def _store_exists(settings: Settings) -> bool:
 def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
     if not _store_exists(settings):
         print_report(
-            ReconcileReport(budget_bytes=settings.limits.store_budget_bytes).as_dict(), args.json
+            ReconcileReport(
+                budget_bytes=settings.limits.store_budget_bytes, extra={"exports_interrupted": 0}
+            ).as_dict(),
+            args.json,
         )
         return 0
     store = open_store(settings)
@@ -57,11 +60,16 @@ def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
 def _status(args: argparse.Namespace, settings: Settings) -> int:
     if not _store_exists(settings):
         print_report(
-            StatusReport(budget_bytes=settings.limits.store_budget_bytes).as_dict(), args.json
+            StatusReport(
+                budget_bytes=settings.limits.store_budget_bytes,
+                extra={"evidence_exports": 0, "evidence_bytes": 0},
+            ).as_dict(),
+            args.json,
         )
         return 0
     store = open_store(settings)
     try:
+        settle_interrupted(store)  # an export whose server died is pending evidence already
         report = status(store)
         report.extra.update(evidence_counts(store))
     finally:

@@ -8,7 +8,7 @@ import sys
 
 from godot_mcp.cli.common import open_store
 from godot_mcp.config import Settings
-from godot_mcp.runtime.recovery import list_evidence, purge_evidence
+from godot_mcp.runtime.recovery import list_evidence, purge_evidence, settle_interrupted
 
 
 def evidence_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -17,6 +17,7 @@ def evidence_list(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     store = open_store(settings)
     try:
+        settle_interrupted(store)  # exports whose server died count as soon as it is gone
         items = list_evidence(store)
     finally:
         store.close()

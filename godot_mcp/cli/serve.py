@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -58,6 +59,21 @@ def _port(raw: str) -> int:
     return int(raw)
 
 
+def _check_listen(host: str, port: int) -> None:
+    """The HTTP address must resolve and be free: found now, before anything is created."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise ConfigError(f"--host {host!r} does not resolve to an address") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ConfigError(f"cannot listen on {host} port {port}: {exc.strerror}") from None
+
+
 async def _run(
     settings: Settings, args: argparse.Namespace, project: Path, extra: Sequence[ToolSpec]
 ) -> None:
@@ -88,9 +104,9 @@ def main(argv: Sequence[str] | None = None, extra_tools: Sequence[ToolSpec] = ()
         project = check_project(args.project)
         settings = resolve(args, project=project)
         if args.transport == "http":
-            _port(args.port)
             if not args.host:
                 raise ConfigError("--host must not be empty")
+            _check_listen(args.host, _port(args.port))
             if _token_count(settings.state_dir) == 0:
                 raise ConfigError(
                     "HTTP needs a token: run 'godot-mcp-admin token add PRINCIPAL' first"
@@ -103,6 +119,8 @@ def main(argv: Sequence[str] | None = None, extra_tools: Sequence[ToolSpec] = ()
         pass
     except GodotMcpError as exc:
         return fail(PROG, exc.message, status=1)
+    except OSError as exc:
+        return fail(PROG, f"cannot use the state dir: {exc.strerror or exc}", status=1)
     return 0
 
 

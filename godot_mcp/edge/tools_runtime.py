@@ -21,10 +21,15 @@ def _service(call: ToolCall) -> GameService:
     return service
 
 
-def _availability(mode: str) -> Any:
+def _availability(*modes: str) -> Any:
+    """Available when any of ``modes`` is; else the first mode's reason."""
+
     def check(deps: ServerDeps) -> str:
         service = deps.services.get("games")
-        return service.availability(mode) if service is not None else "unavailable: not started"
+        if service is None:
+            return "unavailable: not started"
+        answers = [service.availability(m) for m in modes]
+        return "available" if "available" in answers else answers[0]
 
     return check
 
@@ -89,7 +94,7 @@ TOOLS = [
             }
         ),
         session_start,
-        _availability("windowed"),
+        _availability("windowed", "headless"),
     ),
     ToolSpec(
         "runtime.session.list",

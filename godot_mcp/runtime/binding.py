@@ -13,15 +13,23 @@ def check_owner(
     launch_id: str | None,
     project_id: int,
     what: str,
+    *,
+    uniform: bool,
 ) -> None:
-    """Raise PermissionDenied when the thing is bound to another caller."""
+    """Refuse a thing bound to another caller.
+
+    ``uniform`` (HTTP): the refusal is the very one an unknown id gets, so it
+    does not reveal that the id exists. Otherwise PermissionDenied says why.
+    """
     if (principal, session_id, launch_id, project_id) != (
         caller.principal,
         caller.session_id,
         caller.launch_id,
         caller.project_id,
     ):
-        raise PermissionDenied(f"{what} belongs to another caller")
+        if uniform:
+            raise unknown(what)
+        raise PermissionDenied(f"this {what} belongs to another caller")
 
 
 def unknown(what: str) -> NotFound:

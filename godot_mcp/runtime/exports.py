@@ -11,6 +11,7 @@ in one transaction, bound to the generation current when the export started.
 from __future__ import annotations
 
 import logging
+import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +70,9 @@ class ExportService:
     async def start(self) -> None:
         """Settle exports a killed server left behind; open the watcher task group."""
         await anyio.to_thread.run_sync(settle_interrupted, self.store)
+        root = work_root(self.store)
+        root.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(root, 0o700)
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
     def availability(self) -> str:
@@ -92,9 +96,7 @@ class ExportService:
             raise Unavailable(why.removeprefix("unavailable: "))
         running = [j for j in self.jobs.values() if j.state == RUNNING]
         if len(running) + self._starting >= MAX_RUNNING:
-            raise Unavailable(
-                f"{MAX_RUNNING} exports are running; wait for one or cancel it first"
-            )
+            raise Unavailable(f"{MAX_RUNNING} exports are running; wait for one or cancel it first")
         install = self.deps.services["godot"]
         expected = expected_outputs(project_name(project), preset, kind)
         export_id = new_id()
@@ -190,7 +192,13 @@ class ExportService:
         if row is None:
             raise unknown("export")
         check_owner(
-            caller, row.principal, row.session_id, row.launch_id, row.project_id, "this export"
+            caller,
+            row.principal,
+            row.session_id,
+            row.launch_id,
+            row.project_id,
+            "export",
+            uniform=self.deps.http,
         )
         return row
 

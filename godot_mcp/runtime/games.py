@@ -101,7 +101,15 @@ class GameService:
         if managed is None:
             raise unknown("game session")
         o = managed.owner
-        check_owner(caller, o.principal, o.session_id, o.launch_id, o.project_id, "this session")
+        check_owner(
+            caller,
+            o.principal,
+            o.session_id,
+            o.launch_id,
+            o.project_id,
+            "game session",
+            uniform=self.deps.http,
+        )
         return managed
 
     def list(self, caller: Caller) -> list[Managed]:

@@ -55,6 +55,8 @@ def keep_evidence(store: ArtifactStore, export_id: str) -> tuple[int, int]:
             try:
                 size += path.stat().st_size
                 os.replace(path, dest)
+                if not dest.is_symlink():
+                    os.chmod(dest, 0o600)
                 files += 1
             except OSError:
                 continue

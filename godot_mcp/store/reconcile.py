@@ -112,6 +112,7 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
             report.temp_files_removed += 1
             checkpoint("reconcile.temp")
     store._digests.clear()
+    store._verified.clear()
     return report
 
 

@@ -134,6 +134,7 @@ class ArtifactStore:
         self.projects = Projects(self.engine)
         self._digests: OrderedDict[str, bytes] = OrderedDict()
         self._pending_gc: set[str] = set()
+        self._verified: dict[str, tuple[int, int, int, int]] = {}
         self._last_used = 0
         self._gc_mutex = threading.Lock()
 
@@ -194,6 +195,8 @@ class ArtifactStore:
                 self.blobs.discard(st)
             self._collect(published + freed)
             raise
+        for st in staged:  # hashed while written: intact as of now
+            self._remember_intact(st.sha256, self.blobs.fingerprint(st.sha256, st.size))
         self._collect(freed)
         return infos
 
@@ -332,7 +335,7 @@ class ArtifactStore:
             ).first()
         if row is None or now >= row.expires_us or row.generation != row.current:
             raise NotFound("artifact not found")
-        if not self.blobs.exists(row.sha256, row.size):
+        if not self._intact(row.sha256, row.size):
             raise NotFound("artifact not found")
         if (
             row.principal != caller.principal
@@ -342,6 +345,32 @@ class ArtifactStore:
         ):
             raise PermissionDenied("artifact is bound to another caller")
         return row
+
+    def _intact(self, sha: str, size: int) -> bool:
+        """Bytes present and matching their block digests, before any binding check.
+
+        A blob is verified in full once per process and file identity (inode,
+        size, mtime, ctime); after that a stat suffices, and every read still verifies
+        the blocks it serves. A mismatch withdraws the blob.
+        """
+        mark = self.blobs.fingerprint(sha, size)
+        if mark is None:
+            return False
+        if self._verified.get(sha) == mark:
+            return True
+        if not self.blobs.verify(sha, self._block_digests(sha)):
+            self.withdraw(sha)
+            return False
+        self._remember_intact(sha, mark)
+        return True
+
+    def _remember_intact(self, sha: str, mark: tuple[int, int, int, int] | None) -> None:
+        if mark is None:
+            return
+        with self._gc_mutex:
+            self._verified[sha] = mark
+            while len(self._verified) > 4096:
+                self._verified.pop(next(iter(self._verified)))
 
     def read(self, caller: Caller, uri: str, *, uniform: bool = False) -> ReadResult:
         """Read an artifact URI (with its optional range) for ``caller``.
@@ -386,6 +415,7 @@ class ArtifactStore:
             s.execute(delete(Artifact).where(Artifact.sha256 == sha))
             s.execute(delete(Blob).where(Blob.sha256 == sha))
         self._digests.pop(sha, None)
+        self._verified.pop(sha, None)
         with self.lock.exclusive(timeout=30) as ok:
             if ok:
                 with read_session(self.engine) as s:

@@ -30,6 +30,11 @@ SESSION_IDLE_TIMEOUT_S = 1800.0
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+def _url_host(host: str) -> str:
+    """A host as it goes in a URL (IPv6 literals in brackets)."""
+    return f"[{host}]" if ":" in host else host
+
+
 class StoreTokenVerifier:
     """Checks bearer tokens against the store on every request."""
 
@@ -74,15 +79,18 @@ def build_http_app(
 ) -> Any:
     """The Starlette app: auth, DNS-rebinding protection, -32022 refusal, session-end hook."""
     security = None
-    if host not in _LOOPBACK:
+    if host not in _LOOPBACK or host == "::1":
+        shown = _url_host(host)
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=[f"{host}:*"],
-            allowed_origins=[f"http://{host}:*"],
+            allowed_hosts=[f"{shown}:*"],
+            allowed_origins=[f"http://{shown}:*"],
         )
     app = server.streamable_http_app(
         host=host,
-        auth=AuthSettings(issuer_url=f"http://{host}:{port or 8765}/", resource_server_url=None),
+        auth=AuthSettings(
+            issuer_url=f"http://{_url_host(host)}:{port or 8765}/", resource_server_url=None
+        ),
         token_verifier=StoreTokenVerifier(store),
         session_idle_timeout=idle_timeout,
         transport_security=security,
@@ -111,8 +119,11 @@ async def serve_http(
             while not userver.started:
                 await anyio.sleep(0.02)
         real = userver.servers[0].sockets[0].getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        print(f"godot-mcp: listening on http://{shown}:{real}/mcp", file=sys.stderr, flush=True)
+        print(
+            f"godot-mcp: listening on http://{_url_host(host)}:{real}/mcp",
+            file=sys.stderr,
+            flush=True,
+        )
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(announce)

@@ -173,3 +173,35 @@ def test_the_shipped_server_offers_no_test_tool(tmp_path):
 
     names = anyio.run(flow)
     assert "server.profile" in names and not any(n.startswith("test.") for n in names)
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--state-dir", "{file}"], "not a directory"),
+        (["--state-dir", "{file}/sub"], "not a directory"),
+        (["--state-dir", ""], "--state-dir must not be empty"),
+        (["--godot", "/no/such/godot"], "--godot"),
+        (["--transport", "http", "--host", "256.1.1.1"], "does not resolve"),
+        (["--transport", "http", "--port", "{busy}"], "cannot listen"),
+    ],
+)
+def test_unusable_state_dirs_binaries_and_addresses_fail_with_one_line(tmp_path, extra, needle):
+    import socket
+
+    project = make_project(tmp_path / "p")
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    state = tmp_path / "state"
+    run_admin("token", "add", "x", "--state-dir", str(state))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        argv = [a.format(file=afile, busy=port) for a in extra]
+        if "--state-dir" not in argv:
+            argv += ["--state-dir", str(state)]
+        done = run("serve", "--project", str(project), *argv)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], done.stderr

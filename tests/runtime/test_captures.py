@@ -135,6 +135,8 @@ async def test_another_callers_session_is_refused(game_env):
             sid = (await ok(a, "runtime.session.start"))["session"]["id"]
             async with game_env.connect("http", "bob") as b:
                 r = await b.call_tool("runtime.screenshot.capture", {"session_id": sid})
+                unknown = await b.call_tool("runtime.screenshot.capture", {"session_id": "A" * 22})
+                assert r.structured_content == unknown.structured_content  # reveals nothing
                 assert r.structured_content["outcome"] == "not_found"
                 assert (await ok(b, "runtime.session.list"))["sessions"] == []
             async with game_env.connect("http", "alice") as a2:  # same token, other session
