@@ -10,6 +10,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from godot_mcp.cli import admin_evidence, admin_tokens
 from godot_mcp.cli.common import fail, open_store, print_report
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
@@ -132,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(PROG, exc.message)
     except GodotMcpError as exc:
         return fail(PROG, exc.message, status=1)
+    except SQLAlchemyError as exc:
+        return fail(PROG, f"the store database cannot be used ({type(exc).__name__})", status=1)
+    except OSError as exc:
+        return fail(PROG, f"cannot use the state dir: {exc.strerror or exc}", status=1)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+from sqlalchemy.exc import SQLAlchemyError
 
 from godot_mcp.cli.common import fail
 from godot_mcp.config import OneLineParser, Settings, add_common_options, check_project, resolve
@@ -121,6 +122,8 @@ def main(argv: Sequence[str] | None = None, extra_tools: Sequence[ToolSpec] = ()
         return fail(PROG, exc.message, status=1)
     except OSError as exc:
         return fail(PROG, f"cannot use the state dir: {exc.strerror or exc}", status=1)
+    except SQLAlchemyError as exc:
+        return fail(PROG, f"the store database cannot be used ({type(exc).__name__})", status=1)
     return 0
 
 

@@ -6,6 +6,7 @@ import base64
 import logging
 from typing import Any
 
+import anyio
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
@@ -14,6 +15,7 @@ from godot_mcp.edge.describe import resource_entry
 from godot_mcp.edge.outcomes import resource_error
 from godot_mcp.errors import GodotMcpError, InvalidArgument
 from godot_mcp.store.ids import URI_TEMPLATE
+from godot_mcp.store.store import SlowPath
 from godot_mcp.store.values import Caller, ReadResult
 
 log = logging.getLogger(__name__)
@@ -42,9 +44,22 @@ def blob_contents(result: ReadResult) -> types.BlobResourceContents:
     )
 
 
-def read_artifact(ctx: ServerRequestContext[Any, Any], deps: ServerDeps, uri: str) -> ReadResult:
-    """Resolve the caller and read ``uri`` with the transport's refusal mode."""
-    return deps.store.read(caller_for(ctx, deps), uri, uniform=deps.http)
+async def read_artifact(
+    ctx: ServerRequestContext[Any, Any], deps: ServerDeps, uri: str
+) -> ReadResult:
+    """Resolve the caller and read ``uri`` with the transport's refusal mode.
+
+    Most reads are quick and run in place; one that needs slow work (a first
+    full verification of the blob, withdrawing a changed one, which may wait for
+    the blob lock) moves to a worker thread so the loop never stalls.
+    """
+    caller = caller_for(ctx, deps)
+    try:
+        return deps.store.read(caller, uri, uniform=deps.http, inline=True)
+    except SlowPath:
+        return await anyio.to_thread.run_sync(
+            lambda: deps.store.read(caller, uri, uniform=deps.http)
+        )
 
 
 def make_handlers(deps: ServerDeps) -> dict[str, Any]:
@@ -94,7 +109,7 @@ def make_handlers(deps: ServerDeps) -> dict[str, Any]:
     ) -> types.ReadResourceResult:
         uri = params.uri
         try:
-            result = read_artifact(ctx, deps, uri)
+            result = await read_artifact(ctx, deps, uri)
         except GodotMcpError as exc:
             raise resource_error(uri, exc, http=deps.http) from None
         except Exception:

@@ -56,7 +56,7 @@ from godot_mcp.godot.presets import KINDS, Preset
 RUNNING, SUCCEEDED, FAILED, CANCELLED = "running", "succeeded", "failed", "cancelled"
 _VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 _REAL_COPIES = ("project.godot", "export_presets.cfg", "override.cfg")
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")  # never "." or ".."
 _TEMPLATE_DIRS = ("templates", "export_templates")
 _FLAGS = {
     3: {"pack": ["--export-pack"], "release": ["--export"], "debug": ["--export-debug"]},

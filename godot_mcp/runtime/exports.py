@@ -36,10 +36,12 @@ from godot_mcp.runtime.recovery import settle_interrupted, work_root
 from godot_mcp.store.db import read_session, write_session
 from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.models import Export
+from godot_mcp.store.store import release_session_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
 log = logging.getLogger(__name__)
 POLL_S = 0.1
+EXPORT_TIMEOUT_S = 1800.0
 MAX_RUNNING = 2
 
 
@@ -64,6 +66,7 @@ class ExportService:
         self.store = deps.store
         self.jobs: dict[str, ExportJob] = {}
         self._starting = 0
+        self._ended: set[str] = set()
         self._stack = AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -99,6 +102,10 @@ class ExportService:
             raise Unavailable(f"{MAX_RUNNING} exports are running; wait for one or cancel it first")
         install = self.deps.services["godot"]
         expected = expected_outputs(project_name(project), preset, kind)
+        if any(not n or n in (".", "..") or "/" in n or "\0" in n for n in expected):
+            raise InvalidArgument(
+                f"preset {preset.name!r} has an export_path without a usable file name"
+            )
         export_id = new_id()
         pid, start = me()
         with write_session(self.store.engine) as s:
@@ -133,6 +140,10 @@ class ExportService:
             with anyio.CancelScope(shield=True):
                 self._finish(export_id, "cancelled", "the request was cancelled", None)
             raise
+        except Exception:
+            log.exception("export %s could not be started", export_id)
+            self._finish(export_id, "failed", "the export could not be started", None)
+            raise Failed("the export could not be started") from None
         finally:
             self._starting -= 1
         self.jobs[export_id] = job
@@ -142,9 +153,18 @@ class ExportService:
 
     async def _watch(self, job: ExportJob, caller: Caller, generation: int) -> None:
         try:
-            while job.poll() == RUNNING:
-                await anyio.sleep(POLL_S)
-            if job.state == "succeeded":
+            with anyio.move_on_after(EXPORT_TIMEOUT_S):
+                while job.poll() == RUNNING:
+                    await anyio.sleep(POLL_S)
+            if job.poll() == RUNNING:
+                job.kill()
+                self._finish(
+                    job.export_id,
+                    "failed",
+                    f"the export did not finish within {EXPORT_TIMEOUT_S:.0f} s and was stopped",
+                    job.log_tail(),
+                )
+            elif job.state == "succeeded":
                 await self._register(job, caller, generation)
             elif job.state == "failed":
                 self._finish(job.export_id, "failed", job.error, job.log_tail())
@@ -156,6 +176,7 @@ class ExportService:
         finally:
             if job.state != RUNNING:
                 await anyio.to_thread.run_sync(job.cleanup)
+                self.jobs.pop(job.export_id, None)
 
     async def _register(self, job: ExportJob, caller: Caller, generation: int) -> None:
         items = [
@@ -175,6 +196,9 @@ class ExportService:
             )
             return
         self._finish(job.export_id, "succeeded", None, None)
+        if caller.session_id is not None and caller.session_id in self._ended:
+            # The session ended while its outputs were being stored: nobody can read them.
+            release_session_id(self.store, caller.launch_id or "", caller.session_id)
 
     def _finish(self, export_id: str, state: str, error: str | None, tail: str | None) -> None:
         with write_session(self.store.engine) as s:
@@ -238,6 +262,7 @@ class ExportService:
 
     def session_ended(self, session_id: str) -> None:
         """Kill the exports of an ended HTTP session."""
+        self._ended.add(session_id)
         for export_id, job in list(self.jobs.items()):
             with read_session(self.store.engine) as s:
                 sid = s.scalar(select(Export.session_id).where(Export.id == export_id))

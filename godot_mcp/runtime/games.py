@@ -70,6 +70,7 @@ class GameService:
         self.scratch.mkdir(mode=0o700, exist_ok=True)
         self.runner = GameRunner(deps.services["godot"], self.scratch)
         self.sessions: dict[str, Managed] = {}
+        self._starting = 0
 
     def availability(self, mode: str = "windowed") -> str:
         install = self.deps.services["godot"]
@@ -83,12 +84,15 @@ class GameService:
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
         running = [m for m in self.sessions.values() if m.game.poll() in ("starting", "running")]
-        if len(running) >= MAX_RUNNING:
+        if len(running) + self._starting >= MAX_RUNNING:
             raise Unavailable(f"{MAX_RUNNING} game sessions are running; stop one first")
+        self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
         try:
             game = await self.runner.start(self.deps.project, mode, scene)
         except GameError as exc:
             raise as_typed(exc) from None
+        finally:
+            self._starting -= 1
         managed = Managed(new_id(), game, caller)
         self.sessions[managed.id] = managed
         return managed
@@ -120,6 +124,7 @@ class GameService:
         """Stop a session (quit, then kill its process group)."""
         managed = self.get(caller, session_id)
         await managed.game.stop()
+        self.sessions.pop(session_id, None)  # stopped for good: nothing more to list
         return managed
 
     async def screenshot(self, caller: Caller, generation: int, session_id: str) -> ArtifactInfo:

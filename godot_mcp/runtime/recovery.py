@@ -102,9 +102,12 @@ def _sweep_finished_work(store: ArtifactStore) -> None:
     root = work_root(store)
     if not root.is_dir():
         return
+    # Dirs first, states second: an export's row is committed before its dir is made,
+    # so a dir listed here that another server just created shows as running below.
+    entries = list(root.iterdir())
     with read_session(store.engine) as s:
         running = set(s.scalars(select(Export.id).where(Export.state == "running")))
-    for entry in root.iterdir():
+    for entry in entries:
         if entry.name not in running:
             shutil.rmtree(entry, ignore_errors=True)
 

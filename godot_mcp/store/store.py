@@ -30,7 +30,7 @@ from godot_mcp.errors import (
 from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob
 from godot_mcp.store.db import make_engine, read_session, upgrade_to_head, write_session
 from godot_mcp.store.faults import checkpoint
-from godot_mcp.store.ids import admit_range, artifact_uri, new_id, parse_uri
+from godot_mcp.store.ids import admit_range, artifact_uri, is_valid_id, new_id, parse_uri
 from godot_mcp.store.locks import BlobLock
 from godot_mcp.store.models import Artifact, Blob, Project
 from godot_mcp.store.projects import Projects
@@ -49,6 +49,10 @@ from godot_mcp.store.values import (
 )
 
 _DIGEST_CACHE = 64
+
+
+class SlowPath(Exception):
+    """An inline read needs work too slow for an event loop; repeat it on a thread."""
 
 
 def _mkdir_private(path: Path) -> None:
@@ -324,7 +328,7 @@ class ArtifactStore:
 
     # -- reads ---------------------------------------------------------------
 
-    def resolve(self, caller: Caller, artifact_id: str) -> Any:
+    def resolve(self, caller: Caller, artifact_id: str, inline: bool = False) -> Any:
         """The artifact row if it resolves and is bound to ``caller``; typed refusal otherwise."""
         now = self._now_us()
         with self.engine.connect() as conn:  # one plain SELECT: reads are the hot path
@@ -335,7 +339,7 @@ class ArtifactStore:
             ).first()
         if row is None or now >= row.expires_us or row.generation != row.current:
             raise NotFound("artifact not found")
-        if not self._intact(row.sha256, row.size):
+        if not self._intact(row.sha256, row.size, inline):
             raise NotFound("artifact not found")
         if (
             row.principal != caller.principal
@@ -346,7 +350,7 @@ class ArtifactStore:
             raise PermissionDenied("artifact is bound to another caller")
         return row
 
-    def _intact(self, sha: str, size: int) -> bool:
+    def _intact(self, sha: str, size: int, inline: bool = False) -> bool:
         """Bytes present and matching their block digests, before any binding check.
 
         A blob is verified in full once per process and file identity (inode,
@@ -358,6 +362,8 @@ class ArtifactStore:
             return False
         if self._verified.get(sha) == mark:
             return True
+        if inline:
+            raise SlowPath
         if not self.blobs.verify(sha, self._block_digests(sha)):
             self.withdraw(sha)
             return False
@@ -372,21 +378,28 @@ class ArtifactStore:
             while len(self._verified) > 4096:
                 self._verified.pop(next(iter(self._verified)))
 
-    def read(self, caller: Caller, uri: str, *, uniform: bool = False) -> ReadResult:
+    def read(
+        self, caller: Caller, uri: str, *, uniform: bool = False, inline: bool = False
+    ) -> ReadResult:
         """Read an artifact URI (with its optional range) for ``caller``.
 
         Checks, in order: the id resolves, the binding, the range. With
-        ``uniform`` (HTTP) every refusal is the same NotFound.
+        ``uniform`` (HTTP) every refusal is the same NotFound. With ``inline``
+        (an event loop's thread) a read that needs slow work (a first full
+        verification, withdrawing a changed blob) raises SlowPath instead of
+        doing it; the caller repeats it on a worker thread.
         """
         try:
             parsed = parse_uri(uri)
-            row = self.resolve(caller, parsed.artifact_id)
+            row = self.resolve(caller, parsed.artifact_id, inline=inline)
             offset, length = admit_range(
                 row.size, parsed.offset, parsed.length, self.limits.max_output_bytes
             )
             try:
                 data = self.blobs.read(row.sha256, offset, length, self._block_digests(row.sha256))
             except IntegrityError:
+                if inline:
+                    raise SlowPath from None
                 self.withdraw(row.sha256)
                 raise NotFound("artifact not found") from None
         except (NotFound, PermissionDenied, OutOfRange):
@@ -506,7 +519,13 @@ def _decode_cursor(cursor: str) -> tuple[int, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         created, aid = json.loads(raw)
-        if not isinstance(created, int) or not isinstance(aid, str):
+        if (
+            not isinstance(created, int)
+            or isinstance(created, bool)
+            or not 0 <= created < 2**63
+            or not isinstance(aid, str)
+            or not is_valid_id(aid)
+        ):
             raise ValueError
         return created, aid
     except (ValueError, TypeError, UnicodeDecodeError):

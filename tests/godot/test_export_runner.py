@@ -354,3 +354,16 @@ def test_kill_9_of_the_owner_kills_godot_and_leaves_partial_files(
     assert any(p.suffix == ".tmp" for p in left)
     assert work_dir / "log.txt" in left
     assert all(p.is_relative_to(work_dir) and "snapshot" not in p.parts for p in left)
+
+
+def test_every_store_id_is_a_usable_export_work_dir(project: Path, tmp_path: Path) -> None:
+    from godot_mcp.godot.export import work_dirs
+    from godot_mcp.godot.presets import find_preset, read_presets
+
+    runner = ExportRunner("/bin/true", tmp_path / "work")
+    preset = find_preset(read_presets(project), "Pack")
+    ids = ["-" + "A" * 21, "_" + "b" * 21, "Zz09-_" * 3 + "abcd"]
+    for export_id in ids:
+        job = runner.prepare(project, preset, "pack", export_id, ["game.pck"])
+        assert job.work_dir.name == export_id and (job.work_dir / "out").is_dir()
+    assert sorted(p.name for p in work_dirs(tmp_path / "work")) == sorted(ids)

@@ -176,3 +176,24 @@ async def test_a_capture_over_the_budget_is_too_large_and_keeps_nothing(tmp_path
     blobs = [p for p in (tmp_path / "state" / "blobs").rglob("*") if p.is_file()]
     assert blobs == []
     assert [p for p in (tmp_path / "state" / "scratch").rglob("*") if p.is_file()] == []
+
+
+async def test_concurrent_starts_never_run_more_than_four_games(tmp_path):
+    require_godot("godot3-server")
+    project = copy_demo(tmp_path / "demo")
+    outcomes: list[str] = []
+    with anyio.fail_after(120):
+        async with stdio_client(project, tmp_path / "state") as c:
+
+            async def start() -> None:
+                r = await c.call_tool("runtime.session.start", {"mode": "headless"})
+                outcomes.append(r.structured_content["outcome"])
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(8):
+                    tg.start_soon(start)
+            sessions = (await ok(c, "runtime.session.list"))["sessions"]
+            for s in sessions:
+                await ok(c, "runtime.session.stop", {"session_id": s["id"]})
+    assert outcomes.count("ok") == 4 == len(sessions)
+    assert outcomes.count("unavailable") == 4

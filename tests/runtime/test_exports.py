@@ -216,3 +216,27 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
     purge = run_admin("evidence", "purge", eid, "--state-dir", str(state))
     assert purge.returncode == 0 and evidence() == []
     assert tree_hashes(project) == before
+
+
+async def test_a_preset_without_a_usable_file_name_is_refused_and_leaves_nothing(tmp_path):
+    require_godot("godot3-server")
+    project = copy_demo(tmp_path / "demo")
+    presets = project / "export_presets.cfg"
+    presets.write_text(
+        presets.read_text()
+        + '\n[preset.2]\n\nname="Dotdot"\nplatform="Linux/X11"\nrunnable=false\n'
+        'export_filter="all_resources"\nexport_path="build/.."\n'
+    )
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "state") as c:
+            r = await c.call_tool("project.export", {"preset": "Dotdot", "kind": "release"})
+            assert r.structured_content["outcome"] == "invalid_argument"
+            assert "Dotdot" in r.structured_content["message"]
+    report = run_admin("reconcile", "--json", "--state-dir", str(tmp_path / "state"))
+    assert json.loads(report.stdout)["extra"]["exports_interrupted"] == 0
+    assert (
+        json.loads(
+            run_admin("evidence", "list", "--json", "--state-dir", str(tmp_path / "state")).stdout
+        )
+        == []
+    )

@@ -93,7 +93,7 @@ def test_malformed_queries_do_not_resolve() -> None:
         pass
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=100))
 def test_blob_paths_never_leave_the_blob_dir(tmp_path_factory, name) -> None:
     root = tmp_path_factory.mktemp("blobs")
@@ -105,7 +105,9 @@ def test_blob_paths_never_leave_the_blob_dir(tmp_path_factory, name) -> None:
     assert Path(os.path.normpath(path)).is_relative_to(root / "b")
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(suffix=st.text(max_size=40), principal=st.sampled_from(["local", "other"]))
 def test_reads_of_arbitrary_uris_give_only_typed_outcomes(tmp_path, suffix, principal) -> None:
     store = _shared_store(tmp_path)
@@ -132,3 +134,19 @@ def _shared_store(tmp_path: Path) -> ArtifactStore:
         store.caller, store.uri, store.data = caller, info.uri, data  # type: ignore[attr-defined]
         _STORES[tmp_path] = store
     return store
+
+
+def test_forged_cursors_are_refused_as_invalid(tmp_path) -> None:
+    import base64
+    import json
+
+    from godot_mcp.errors import InvalidArgument
+
+    store = _shared_store(tmp_path)
+    for value in ([2**70, "x"], [-1, "A" * 22], [1, "../../etc"], [True, "A" * 22], "nope", []):
+        cursor = base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+        try:
+            store.list(store.caller, cursor)  # type: ignore[attr-defined]
+        except InvalidArgument:
+            continue
+        raise AssertionError(value)

@@ -195,3 +195,16 @@ def test_a_blob_whose_bytes_changed_is_withdrawn(env: Env) -> None:
         env.store.read(env.caller, f"{info.uri}?offset=0&length=1000")
     assert not path.exists()
     assert len(list(env.store.layout.quarantine_dir.iterdir())) == 1
+
+
+def test_an_inline_read_hands_slow_work_back_to_its_caller(env: Env) -> None:
+    from godot_mcp.store.store import SlowPath
+
+    data = os.urandom(300_000)
+    info = env.store.register(env.caller, env.generation, NewArtifact("image/png", data))
+    assert env.store.read(env.caller, info.uri, inline=True).data == data  # verified at write
+    store = env.reopen()  # a new process has verified nothing yet
+    with pytest.raises(SlowPath):
+        store.read(env.caller, info.uri, inline=True)
+    assert store.read(env.caller, info.uri).data == data
+    assert store.read(env.caller, info.uri, inline=True).data == data
