@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 .venv/bin/ruff check godot_mcp schema tests tools
+.venv/bin/mypy godot_mcp
 set +e
 .venv/bin/python -m pytest "$@"
 rc=$?

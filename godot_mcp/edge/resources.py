@@ -31,16 +31,17 @@ def caller_for(ctx: ServerRequestContext[Any, Any], deps: ServerDeps) -> Caller:
 
 def blob_contents(result: ReadResult) -> types.BlobResourceContents:
     """The one content block of an admitted read."""
-    return types.BlobResourceContents(
+    meta = {
+        "offset": result.offset,
+        "length": result.length,
+        "size": result.size,
+        "sha256": result.sha256,
+    }
+    return types.BlobResourceContents(  # `meta` is the field; `_meta` only its wire alias
         uri=result.uri,
         mime_type=result.media_type,
         blob=base64.b64encode(result.data).decode("ascii"),
-        meta={
-            "offset": result.offset,
-            "length": result.length,
-            "size": result.size,
-            "sha256": result.sha256,
-        },
+        meta=meta,  # type: ignore[call-arg]
     )
 
 

@@ -102,7 +102,7 @@ class BridgeListener:
         """Listen on an ephemeral port of 127.0.0.1 with a fresh random secret."""
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
         (only,) = listener.listeners
-        return cls(only, secrets.token_urlsafe(32))
+        return cls(only, secrets.token_urlsafe(32))  # type: ignore[arg-type]
 
     @property
     def port(self) -> int:

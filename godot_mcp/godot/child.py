@@ -42,7 +42,7 @@ class Child:
         cwd: str | None = None,
     ) -> Child:
         """Start ``argv``; raises ``OSError`` if it cannot be executed."""
-        popen = subprocess.Popen(
+        popen = subprocess.Popen(  # type: ignore[call-overload]
             list(argv),
             stdin=subprocess.DEVNULL,
             stdout=stdout,
@@ -51,7 +51,7 @@ class Child:
             pass_fds=tuple(pass_fds),
             cwd=cwd,
             close_fds=True,
-            **procs.spawn_kwargs(),  # type: ignore[arg-type]
+            **procs.spawn_kwargs(),
         )
         return cls(popen)
 
@@ -107,6 +107,7 @@ class Child:
         self.signal_group(signal.SIGKILL)
         with anyio.CancelScope(shield=True):
             return await self.wait_for(grace)
+        return self.returncode  # not reached: a shielded scope is never cancelled
 
     def _close_pidfd(self) -> None:
         if self._pidfd is not None:

@@ -322,6 +322,7 @@ class GameSession:
             if live:
                 self._state = "stopped"
             return self._exit_code
+        return self._exit_code  # not reached: a shielded scope is never cancelled
 
 
 class GameRunner:

@@ -61,32 +61,8 @@ class BlobStore(Protocol):
     def stage(self, source: bytes | BinaryIO) -> StagedBlob: ...
     def publish(self, staged: StagedBlob) -> None: ...
     def discard(self, staged: StagedBlob) -> None: ...
-    def fingerprint(self, sha256: str, size: int) -> tuple[int, int, int, int] | None:
-        """(inode, size, mtime, ctime) of a blob file of the expected size, else None."""
-        try:
-            st = self.path_of(sha256).stat()
-        except OSError:
-            return None
-        if st.st_size != size:
-            return None
-        return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-    def verify(self, sha256: str, digests: bytes) -> bool:
-        """True when every block of the blob matches its recorded digest."""
-        bs = self.block_size
-        try:
-            with open(self.path_of(sha256), "rb", buffering=0) as f:
-                index = 0
-                while True:
-                    block = f.read(bs)
-                    if not block:
-                        return index * 8 == len(digests)
-                    if block_digest(block) != digests[index * 8 : index * 8 + 8]:
-                        return False
-                    index += 1
-        except OSError:
-            return False
-
+    def fingerprint(self, sha256: str, size: int) -> tuple[int, int, int, int] | None: ...
+    def verify(self, sha256: str, digests: bytes) -> bool: ...
     def read(self, sha256: str, offset: int, length: int, digests: bytes) -> bytes: ...
     def exists(self, sha256: str, size: int) -> bool: ...
     def delete(self, sha256: str) -> None: ...

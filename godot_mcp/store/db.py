@@ -17,11 +17,11 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, select, update
+from sqlalchemy import CursorResult, Engine, Result, create_engine, event, select, update
 from sqlalchemy.orm import Session
 
 import godot_mcp.schema
@@ -90,3 +90,8 @@ def upgrade_to_head(engine: Engine) -> None:
     with immediate.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
+
+
+def rowcount(result: Result[Any]) -> int:
+    """Rows a DELETE or UPDATE touched."""
+    return int(cast(CursorResult[Any], result).rowcount or 0)

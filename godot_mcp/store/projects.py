@@ -56,13 +56,13 @@ class Projects:
         sig = _signature(root / "project.godot")
         if self._seen.get(key) == sig:
             with self.engine.connect() as conn:  # the per-request fast path: one plain SELECT
-                row = conn.execute(
+                seen = conn.execute(
                     select(Project.id, Project.generation, Project.stat_signature).where(
                         Project.root == key
                     )
                 ).first()
-            if row is not None and row.stat_signature == sig:
-                return ProjectState(row.id, row.generation)
+            if seen is not None and seen.stat_signature == sig:
+                return ProjectState(seen.id, seen.generation)
         identity = _identity(root / "project.godot")
         with write_session(self.engine) as s:
             row = self._get_or_create(s, key, identity)

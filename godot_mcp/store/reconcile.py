@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlalchemy import delete, func, select
 
 from godot_mcp.errors import Timeout
-from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.db import read_session, rowcount, write_session
 from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.models import Artifact, Blob
 from godot_mcp.store.store import ArtifactStore, drop_unreferenced_blobs, live_bytes, release_dead
@@ -85,7 +85,7 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
         report.blobs_verified = len(blobs) - len(bad)
         with write_session(store.engine) as s:
             for sha, verdict in bad.items():
-                n = s.execute(delete(Artifact).where(Artifact.sha256 == sha)).rowcount or 0
+                n = rowcount(s.execute(delete(Artifact).where(Artifact.sha256 == sha))) or 0
                 s.execute(delete(Blob).where(Blob.sha256 == sha))
                 if verdict == "missing":
                     report.missing_dropped += n

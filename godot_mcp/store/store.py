@@ -7,6 +7,7 @@ the locking and the crash reasoning.
 from __future__ import annotations
 
 import base64
+import builtins
 import json
 import os
 import threading
@@ -28,7 +29,7 @@ from godot_mcp.errors import (
     TooLarge,
 )
 from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob
-from godot_mcp.store.db import make_engine, read_session, upgrade_to_head, write_session
+from godot_mcp.store.db import make_engine, read_session, rowcount, upgrade_to_head, write_session
 from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.ids import admit_range, artifact_uri, is_valid_id, new_id, parse_uri
 from godot_mcp.store.locks import BlobLock
@@ -474,7 +475,7 @@ class ArtifactStore:
         """Describe one artifact the caller could read (same checks as a read)."""
         return _info(self.resolve(caller, artifact_id))
 
-    def export_artifacts(self, export_id: str) -> list[ArtifactInfo]:
+    def export_artifacts(self, export_id: str) -> builtins.list[ArtifactInfo]:
         """The artifacts registered for one export, in registration order."""
         with read_session(self.engine) as s:
             rows = s.scalars(
@@ -486,7 +487,7 @@ class ArtifactStore:
         """Release every artifact matching ``conditions`` at once; returns how many."""
         with write_session(self.engine) as s:
             shas = set(s.scalars(select(Artifact.sha256).where(*conditions)))
-            n = s.execute(delete(Artifact).where(*conditions)).rowcount
+            n = rowcount(s.execute(delete(Artifact).where(*conditions)))
             gone = drop_unreferenced_blobs(s, shas)
         self._collect(gone)
         return int(n or 0)

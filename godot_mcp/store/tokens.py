@@ -17,7 +17,7 @@ from datetime import datetime
 from sqlalchemy import Engine, delete, select
 
 from godot_mcp.errors import InvalidArgument
-from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.db import read_session, rowcount, write_session
 from godot_mcp.store.models import Token
 from godot_mcp.store.values import from_us, to_us, utc_now
 
@@ -75,7 +75,7 @@ def list_tokens(engine: Engine) -> list[TokenInfo]:
 def revoke_principal(engine: Engine, principal: str) -> int:
     """Revoke every token of ``principal``; returns how many."""
     with write_session(engine) as s:
-        return int(s.execute(delete(Token).where(Token.principal == principal)).rowcount or 0)
+        return int(rowcount(s.execute(delete(Token).where(Token.principal == principal))) or 0)
 
 
 def count_tokens(engine: Engine) -> int:

@@ -19,6 +19,7 @@ from mcp.server import Server
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 from starlette.middleware import Middleware
 
 from godot_mcp.store.store import ArtifactStore
@@ -89,7 +90,8 @@ def build_http_app(
     app = server.streamable_http_app(
         host=host,
         auth=AuthSettings(
-            issuer_url=f"http://{_url_host(host)}:{port or 8765}/", resource_server_url=None
+            issuer_url=AnyHttpUrl(f"http://{_url_host(host)}:{port or 8765}/"),
+            resource_server_url=None,
         ),
         token_verifier=StoreTokenVerifier(store),
         session_idle_timeout=idle_timeout,
