@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -50,6 +51,8 @@ async def test_a_pack_reads_back_identically_over_stdio_and_http(tmp_path):
                 async with served.connect(transport) as c:
                     body = await run_export(c, "Pack", "pack")
                     assert body["state"] == "succeeded", body
+                    notes = body["_notes"]  # progress while it ran, never going back
+                    assert notes and all(a[0] <= b[0] for a, b in itertools.pairwise(notes))
                     (out,) = body["outputs"]
                     assert out["name"] == "demo.pck"
                     assert out["mime_type"] == "application/octet-stream"
