@@ -124,17 +124,9 @@ def main() -> int:
 
 def _drop(store: ArtifactStore, artifact_id: str) -> None:
     """Release one artifact and its blob (keeps the disk from filling across rounds)."""
-    from sqlalchemy import delete, select
-
-    from godot_mcp.store.db import write_session
     from godot_mcp.store.models import Artifact
-    from godot_mcp.store.store import drop_unreferenced_blobs
 
-    with write_session(store.engine) as s:
-        sha = s.scalar(select(Artifact.sha256).where(Artifact.id == artifact_id))
-        s.execute(delete(Artifact).where(Artifact.id == artifact_id))
-        gone = drop_unreferenced_blobs(s, [sha])
-    store._collect(gone)
+    store.release_where(Artifact.id == artifact_id)
 
 
 if __name__ == "__main__":

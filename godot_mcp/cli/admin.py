@@ -21,24 +21,12 @@ from godot_mcp.store.reconcile import ReconcileReport, StatusReport, reconcile, 
 
 PROG = "godot-mcp-admin"
 Handler = Callable[[argparse.Namespace, Settings], int]
-_HANDLERS: dict[str, Handler] = {}
-
-
-def register_command(name: str) -> Callable[[Handler], Handler]:
-    """Register the handler of one subcommand (name may be "token add")."""
-
-    def deco(fn: Handler) -> Handler:
-        _HANDLERS[name] = fn
-        return fn
-
-    return deco
 
 
 def _store_exists(settings: Settings) -> bool:
     return (settings.state_dir / "store.db").is_file()
 
 
-@register_command("reconcile")
 def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
     if not _store_exists(settings):
         print_report(
@@ -58,7 +46,6 @@ def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-@register_command("status")
 def _status(args: argparse.Namespace, settings: Settings) -> int:
     if not _store_exists(settings):
         print_report(
@@ -80,11 +67,15 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-register_command("token add")(admin_tokens.token_add)
-register_command("token list")(admin_tokens.token_list)
-register_command("token revoke")(admin_tokens.token_revoke)
-register_command("evidence list")(admin_evidence.evidence_list)
-register_command("evidence purge")(admin_evidence.evidence_purge)
+_HANDLERS: dict[str, Handler] = {
+    "reconcile": _reconcile,
+    "status": _status,
+    "token add": admin_tokens.token_add,
+    "token list": admin_tokens.token_list,
+    "token revoke": admin_tokens.token_revoke,
+    "evidence list": admin_evidence.evidence_list,
+    "evidence purge": admin_evidence.evidence_purge,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -45,16 +45,13 @@ def blob_contents(result: ReadResult) -> types.BlobResourceContents:
     )
 
 
-async def read_artifact(
-    ctx: ServerRequestContext[Any, Any], deps: ServerDeps, uri: str
-) -> ReadResult:
+async def read_artifact(deps: ServerDeps, caller: Caller, uri: str) -> ReadResult:
     """Resolve the caller and read ``uri`` with the transport's refusal mode.
 
     Most reads are quick and run in place; one that needs slow work (a first
     full verification of the blob, withdrawing a changed one, which may wait for
     the blob lock) moves to a worker thread so the loop never stalls.
     """
-    caller = caller_for(ctx, deps)
     try:
         return deps.store.read(caller, uri, uniform=deps.http, inline=True)
     except SlowPath:
@@ -110,7 +107,7 @@ def make_handlers(deps: ServerDeps) -> dict[str, Any]:
     ) -> types.ReadResourceResult:
         uri = params.uri
         try:
-            result = await read_artifact(ctx, deps, uri)
+            result = await read_artifact(deps, caller_for(ctx, deps), uri)
         except GodotMcpError as exc:
             raise resource_error(uri, exc, http=deps.http) from None
         except Exception:

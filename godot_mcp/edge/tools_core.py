@@ -77,7 +77,7 @@ async def project_reload(call: ToolCall) -> types.CallToolResult:
 
 async def artifacts_read(call: ToolCall) -> types.CallToolResult:
     uri = Args(call.arguments, {"uri"}).string("uri", required=True)
-    result = await read_artifact(call.ctx, call.deps, uri)
+    result = await read_artifact(call.deps, call.caller, uri)  # caller resolved once per call
     return ok(
         [types.EmbeddedResource(resource=blob_contents(result))],
         uri=uri,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import anyio
 from mcp import types
@@ -12,9 +13,25 @@ from godot_mcp.edge.deps import ServerDeps, ToolCall, ToolSpec, schema
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.godot.presets import KINDS
-from godot_mcp.runtime.exports import ExportService, describe
+from godot_mcp.runtime.exports import ExportService, ExportView
 
 PROGRESS_EVERY_S = 0.5
+
+
+def describe(view: ExportView) -> dict[str, Any]:
+    """The ``export`` object of tool answers."""
+    out: dict[str, Any] = {
+        "id": view.id,
+        "preset": view.preset,
+        "kind": view.kind,
+        "state": view.state,
+        "outputs": [artifact_dict(o) for o in view.outputs],
+    }
+    if view.error:
+        out["error"] = view.error
+    if view.log_tail:
+        out["log_tail"] = view.log_tail
+    return out
 
 
 def _service(call: ToolCall) -> ExportService:
@@ -55,7 +72,7 @@ async def export_status(call: ToolCall) -> types.CallToolResult:
             await anyio.sleep(0.05)
         view = service.view(call.caller, export_id)
     links: list[types.ContentBlock] = [resource_link(o) for o in view.outputs]
-    return ok(links, export=describe(view, artifact_dict))
+    return ok(links, export=describe(view))
 
 
 async def export_cancel(call: ToolCall) -> types.CallToolResult:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
-import subprocess
 from collections.abc import Callable
 
 _PR_SET_PDEATHSIG = 1
@@ -23,12 +22,12 @@ def _die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def child_preexec(parent_pid: int | None = None) -> Callable[[], None]:
+def child_preexec() -> Callable[[], None]:
     """Return a ``preexec_fn`` that ties the child's life to this process.
 
     If the parent already died between fork and prctl, the child exits at once.
     """
-    expected = parent_pid if parent_pid is not None else os.getpid()
+    expected = os.getpid()
 
     def _preexec() -> None:
         _die_with_parent()
@@ -49,16 +48,3 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def terminate_tree(proc: subprocess.Popen[bytes], grace: float = 2.0) -> int | None:
-    """SIGTERM the child's group, wait up to ``grace`` seconds, then SIGKILL it."""
-    if proc.poll() is None:
-        kill_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            kill_group(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=grace)
-    kill_group(proc.pid, signal.SIGKILL)
-    return proc.returncode

@@ -14,7 +14,6 @@ import logging
 import os
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 from sqlalchemy import select, update
@@ -32,7 +31,7 @@ from godot_mcp.godot.presets import (
 )
 from godot_mcp.runtime.binding import check_owner, unknown
 from godot_mcp.runtime.owner import me
-from godot_mcp.runtime.recovery import settle_interrupted, work_root
+from godot_mcp.runtime.recovery import settle_interrupted
 from godot_mcp.store.db import read_session, write_session
 from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.models import Export
@@ -73,7 +72,7 @@ class ExportService:
     async def start(self) -> None:
         """Settle exports a killed server left behind; open the watcher task group."""
         await anyio.to_thread.run_sync(settle_interrupted, self.store)
-        root = work_root(self.store)
+        root = self.store.layout.exports_dir
         root.mkdir(mode=0o700, exist_ok=True)
         os.chmod(root, 0o700)
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
@@ -126,7 +125,7 @@ class ExportService:
                 )
             )
         runner = ExportRunner(
-            install.headless, work_root(self.store), godot_major=install.headless_major or 3
+            install.headless, self.store.layout.exports_dir, godot_major=install.headless_major or 3
         )
         self._starting += 1
         try:
@@ -279,22 +278,3 @@ class ExportService:
             if job.state == "cancelled":
                 self._finish(export_id, "cancelled", "the server shut down", None)
             job.cleanup()
-
-
-def describe(view: ExportView, artifact_dict: Any) -> dict[str, Any]:
-    """The ``export`` object of tool answers."""
-    out: dict[str, Any] = {
-        "id": view.id,
-        "preset": view.preset,
-        "kind": view.kind,
-        "state": view.state,
-        "outputs": [artifact_dict(o) for o in view.outputs],
-    }
-    if view.error:
-        out["error"] = view.error
-    if view.log_tail:
-        out["log_tail"] = view.log_tail
-    return out
-
-
-__all__ = ["ExportService", "ExportView", "describe"]

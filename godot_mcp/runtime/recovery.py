@@ -12,13 +12,13 @@ import os
 import shutil
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from sqlalchemy import select, update
 
 from godot_mcp.errors import InvalidArgument, NotFound
 from godot_mcp.godot.export import leftovers
 from godot_mcp.runtime.owner import alive
+from godot_mcp.store.blobs import mkdir_private
 from godot_mcp.store.db import read_session, write_session
 from godot_mcp.store.ids import is_valid_id
 from godot_mcp.store.models import Export
@@ -30,22 +30,12 @@ INTERRUPTED_MESSAGE = (
 )
 
 
-def work_root(store: ArtifactStore) -> Path:
-    """Where running exports keep their private work dirs."""
-    return store.layout.state_dir / "exports"
-
-
-def _mkdir_private(path: Path) -> None:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
-
-
 def keep_evidence(store: ArtifactStore, export_id: str) -> tuple[int, int]:
     """Move an export's leftovers into its evidence dir; returns (files, bytes)."""
-    work = work_root(store) / export_id
+    work = store.layout.exports_dir / export_id
     target = store.layout.evidence_dir / export_id
-    _mkdir_private(store.layout.evidence_dir)
-    _mkdir_private(target)
+    mkdir_private(store.layout.evidence_dir)
+    mkdir_private(target)
     files = size = 0
     if work.is_dir():
         for path in leftovers(work):
@@ -99,7 +89,7 @@ def settle_interrupted(store: ArtifactStore) -> dict[str, int]:
 
 def _sweep_finished_work(store: ArtifactStore) -> None:
     """Remove work dirs of exports that are no longer running (scratch, not evidence)."""
-    root = work_root(store)
+    root = store.layout.exports_dir
     if not root.is_dir():
         return
     # Dirs first, states second: an export's row is committed before its dir is made,

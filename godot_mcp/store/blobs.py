@@ -72,7 +72,8 @@ class BlobStore(Protocol):
     def iter_temp(self) -> Iterator[Path]: ...
 
 
-def _mkdir_private(path: Path) -> None:
+def mkdir_private(path: Path) -> None:
+    """Make ``path`` (and missing parents) a 0700 directory."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path, 0o700)
 
@@ -93,11 +94,11 @@ class FsBlobStore:
         self.tmp_dir = root / ".tmp"
         self.quarantine_dir = quarantine_dir
         self.block_size = block_size
-        _mkdir_private(self.tmp_dir)
-        _mkdir_private(quarantine_dir)
+        mkdir_private(self.tmp_dir)
+        mkdir_private(quarantine_dir)
         if not (root / "ff").is_dir():  # first shard level made once, not on the write path
             for i in range(256):
-                _mkdir_private(root / f"{i:02x}")
+                mkdir_private(root / f"{i:02x}")
             _fsync_dir(root)
 
     def path_of(self, sha256: str) -> Path:
@@ -175,8 +176,8 @@ class FsBlobStore:
         final = self.path_of(staged.sha256)
         try:
             if not final.parent.is_dir():
-                _mkdir_private(final.parent.parent)
-                _mkdir_private(final.parent)
+                mkdir_private(final.parent.parent)
+                mkdir_private(final.parent)
                 _fsync_dir(final.parent.parent)
                 _fsync_dir(final.parent.parent.parent)
             os.replace(staged.temp_path, final)
@@ -192,10 +193,7 @@ class FsBlobStore:
 
     def exists(self, sha256: str, size: int) -> bool:
         """True when the blob file is there with the expected size."""
-        try:
-            return self.path_of(sha256).stat().st_size == size
-        except OSError:
-            return False
+        return self.fingerprint(sha256, size) is not None
 
     def fingerprint(self, sha256: str, size: int) -> tuple[int, int, int, int] | None:
         """(inode, size, mtime, ctime) of a blob file of the expected size, else None."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.db import write_session
 from godot_mcp.store.models import Project
 
 
@@ -86,11 +86,6 @@ class Projects:
             state = ProjectState(row.id, row.generation)
         self._seen[key] = row.stat_signature or ""
         return state
-
-    def current(self, project_id: int) -> int | None:
-        """The current generation of a project row, None if unknown."""
-        with read_session(self.engine) as s:
-            return s.scalar(select(Project.generation).where(Project.id == project_id))
 
     @staticmethod
     def _get_or_create(s: Session, key: str, identity: str | None) -> Project:

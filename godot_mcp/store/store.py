@@ -28,7 +28,7 @@ from godot_mcp.errors import (
     PermissionDenied,
     TooLarge,
 )
-from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob
+from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob, mkdir_private
 from godot_mcp.store.db import make_engine, read_session, rowcount, upgrade_to_head, write_session
 from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.ids import admit_range, artifact_uri, is_valid_id, new_id, parse_uri
@@ -54,11 +54,6 @@ _DIGEST_CACHE = 64
 
 class SlowPath(Exception):
     """An inline read needs work too slow for an event loop; repeat it on a thread."""
-
-
-def _mkdir_private(path: Path) -> None:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
 
 
 def _info(row: Any) -> ArtifactInfo:
@@ -130,7 +125,7 @@ class ArtifactStore:
         self.limits = limits or Limits()
         self.clock = clock
         for d in (self.layout.state_dir, self.layout.blob_dir, self.layout.scratch_dir):
-            _mkdir_private(d)
+            mkdir_private(d)
         self.blobs = FsBlobStore(self.layout.blob_dir, self.layout.quarantine_dir, block_size)
         self.lock = BlobLock(self.layout.lock_path)
         self.engine = make_engine(self.layout.db_path)
@@ -491,12 +486,6 @@ class ArtifactStore:
             gone = drop_unreferenced_blobs(s, shas)
         self._collect(gone)
         return int(n or 0)
-
-    def release_session(self, principal: str, session_id: str) -> int:
-        """Release every artifact of an ended MCP session; returns how many."""
-        return self.release_where(
-            Artifact.principal == principal, Artifact.session_id == session_id
-        )
 
     def release_expired(self) -> int:
         """Release expired and older-generation artifacts now; returns how many."""

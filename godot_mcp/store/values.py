@@ -123,6 +123,10 @@ class StoreLayout:
         return self.state_dir / "quarantine"
 
     @property
+    def exports_dir(self) -> Path:
+        return self.state_dir / "exports"
+
+    @property
     def evidence_dir(self) -> Path:
         return self.state_dir / "evidence"
 

@@ -5,7 +5,15 @@ import stat
 
 import pytest
 
-from godot_mcp.errors import IntegrityError, NotFound, OutOfRange, PermissionDenied, TooLarge
+from godot_mcp.errors import (
+    Failed,
+    IntegrityError,
+    NotFound,
+    OutOfRange,
+    PermissionDenied,
+    TooLarge,
+)
+from godot_mcp.store.store import release_session_id
 from godot_mcp.store.values import Caller, Limits, NewArtifact
 from tests.store.conftest import Env, read_all, sha
 
@@ -134,9 +142,8 @@ def test_an_unchanged_project_keeps_its_generation(env: Env) -> None:
 
 def test_registration_for_a_superseded_generation_is_refused(env: Env) -> None:
     env.store.projects.advance(env.project)
-    with pytest.raises(Exception) as exc:
+    with pytest.raises(Failed):
         env.store.register(env.caller, env.generation, NewArtifact("image/png", b"abc"))
-    assert exc.value.__class__.__name__ == "Failed"
     assert env.store.bytes_in_use() == 0
 
 
@@ -159,7 +166,7 @@ def test_listing_pages_through_a_stable_order(env: Env) -> None:
 def test_a_released_session_can_never_be_read_again(env: Env) -> None:
     http = Caller("alice", "sess-1", "launch-1", env.caller.project_id)
     info = env.store.register(http, env.generation, NewArtifact("image/png", b"abc"))
-    assert env.store.release_session("alice", "sess-1") == 1
+    assert release_session_id(env.store, "launch-1", "sess-1") == 1
     with pytest.raises(NotFound):
         env.store.read(http, info.uri)
     assert env.store.bytes_in_use() == 0 and list(env.store.blobs.iter_blobs()) == []
