@@ -106,20 +106,6 @@ def make_big_project(directory: Path, mb: int) -> Path:
     return directory
 
 
-def tree_digest(directory: Path) -> dict[str, str]:
-    """SHA-256 of every file under ``directory`` (symlinks by target), keyed by relative path."""
-    digests: dict[str, str] = {}
-    for path in sorted(directory.rglob("*")):
-        rel = str(path.relative_to(directory))
-        if path.is_symlink():
-            digests[rel] = "link:" + os.readlink(path)
-        elif path.is_file():
-            digests[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-        else:
-            digests[rel] = "dir"
-    return digests
-
-
 def sha256(path: Path) -> str:
     """SHA-256 hex digest of one file."""
     h = hashlib.sha256()

@@ -29,7 +29,8 @@ from godot_mcp.godot.presets import (
     read_presets,
 )
 from godot_mcp.godot.templates import install_debian_templates
-from tests.godot.export_fixtures import make_big_project, make_project, sha256, tree_digest
+from tests.godot.export_fixtures import make_big_project, make_project, sha256
+from tests.support.trees import tree_digest
 
 GODOT = shutil.which("godot3-server")
 needs_godot = pytest.mark.skipif(

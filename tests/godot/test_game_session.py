@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import io
 import itertools
 import json
@@ -12,7 +11,6 @@ import os
 import select
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -31,6 +29,7 @@ from godot_mcp.godot.locate import (
     windowed_availability,
 )
 from godot_mcp.godot.session import GameError, GameRunner
+from tests.support.trees import tree_digest
 
 pytestmark = [pytest.mark.godot, pytest.mark.anyio]
 
@@ -56,19 +55,6 @@ async def runner(godot_install: GodotInstall, scratch: Path) -> AsyncIterator[Ga
     finally:
         with anyio.fail_after(15):
             await runner.aclose()
-
-
-def tree_digest(root: Path) -> dict[str, str]:
-    """Every file and directory under ``root`` with its content hash and mode."""
-    digest: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        info = path.lstat()
-        if stat.S_ISDIR(info.st_mode):
-            digest[rel] = f"dir {oct(info.st_mode)}"
-        else:
-            digest[rel] = f"{oct(info.st_mode)} {hashlib.sha256(path.read_bytes()).hexdigest()}"
-    return digest
 
 
 def live_group_members(pgid: int) -> list[int]:

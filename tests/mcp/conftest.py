@@ -2,25 +2,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager
-from pathlib import Path
 
 import pytest
 from mcp import Client
 
+from tests.support.projects import make_project
 from tests.support.servers import ServedProject, serve_project
-
-PROJECT_GODOT = 'config_version=4\n\n[application]\n\nconfig/name="mcp test"\n'
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def make_project(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "project.godot").write_text(PROJECT_GODOT)
-    return root
 
 
 @pytest.fixture(scope="module")

@@ -34,21 +34,6 @@ def copy_demo(target: Path) -> Path:
     return target
 
 
-def tree_hashes(root: Path) -> dict[str, tuple[str, int]]:
-    import hashlib
-
-    out = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_file() or p.is_symlink():
-            out[str(p.relative_to(root))] = (
-                hashlib.sha256(p.read_bytes()).hexdigest(),
-                p.stat().st_mode,
-            )
-        elif p.is_dir():
-            out[str(p.relative_to(root)) + "/"] = ("dir", p.stat().st_mode)
-    return out
-
-
 @pytest.fixture(scope="module")
 def game_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject]:
     require_godot("godot3", "godot3-server", "Xvfb")

@@ -12,8 +12,9 @@ import pytest
 from PIL import Image, ImageChops, ImageStat
 
 from tests.mcp.conftest import Connect
-from tests.runtime.conftest import copy_demo, require_godot, tree_hashes
+from tests.runtime.conftest import copy_demo, require_godot
 from tests.support.servers import stdio_client
+from tests.support.trees import tree_digest
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot]
 
@@ -148,7 +149,7 @@ async def test_another_callers_session_is_refused(game_env):
 async def test_sessions_leave_the_project_byte_for_byte_unchanged(tmp_path):
     require_godot("godot3", "Xvfb")
     project = copy_demo(tmp_path / "demo")
-    before = tree_hashes(project)
+    before = tree_digest(project)
     with anyio.fail_after(120):
         async with stdio_client(project, tmp_path / "state") as c:
             for mode in ("windowed", "headless"):
@@ -156,7 +157,7 @@ async def test_sessions_leave_the_project_byte_for_byte_unchanged(tmp_path):
                 if mode == "windowed":
                     await ok(c, "runtime.screenshot.capture", {"session_id": sid})
                 await ok(c, "runtime.session.stop", {"session_id": sid})
-    assert tree_hashes(project) == before
+    assert tree_digest(project) == before
 
 
 async def test_a_capture_over_the_budget_is_too_large_and_keeps_nothing(tmp_path):

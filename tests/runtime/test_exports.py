@@ -13,10 +13,11 @@ from mcp import MCPError
 
 from godot_mcp.godot.templates import install_debian_templates
 from tests.godot.export_fixtures import make_big_project
-from tests.runtime.conftest import copy_demo, require_godot, tree_hashes
+from tests.runtime.conftest import copy_demo, require_godot
 from tests.runtime.test_captures import fetch, ok
 from tests.support.procs import children, cmdline, wait_gone
 from tests.support.servers import run_admin, serve_project, stdio_client
+from tests.support.trees import tree_digest
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot]
 
@@ -42,7 +43,7 @@ async def run_export(client, preset: str, kind: str, wait: float = 60) -> dict:
 async def test_a_pack_reads_back_identically_over_stdio_and_http(tmp_path):
     require_godot("godot3-server")
     project = copy_demo(tmp_path / "demo")
-    before = tree_hashes(project)
+    before = tree_digest(project)
     served = serve_project(project, tmp_path / "state")
     got = {}
     try:
@@ -60,13 +61,13 @@ async def test_a_pack_reads_back_identically_over_stdio_and_http(tmp_path):
     finally:
         served.http.stop()
     assert got["stdio"] == got["http"]
-    assert tree_hashes(project) == before
+    assert tree_digest(project) == before
 
 
 async def test_a_full_export_registers_binary_and_pack_together(tmp_path):
     require_godot("godot3-server", "godot3-runner")
     project = copy_demo(tmp_path / "demo")
-    before = tree_hashes(project)
+    before = tree_digest(project)
     data_home = tmp_path / "xdg-data"
     assert install_debian_templates(data_home) is not None
     with anyio.fail_after(180):
@@ -84,7 +85,7 @@ async def test_a_full_export_registers_binary_and_pack_together(tmp_path):
             assert base64.b64decode(head.contents[0].blob) == b"\x7fELF"
             listed = {r.uri for r in (await c.list_resources()).resources}
             assert {o["uri"] for o in body["outputs"]} <= listed
-    assert tree_hashes(project) == before
+    assert tree_digest(project) == before
 
 
 async def test_bad_presets_are_refused_at_once_naming_the_known_ones(tmp_path):
@@ -138,7 +139,7 @@ async def test_outputs_larger_than_the_budget_fail_and_register_nothing(tmp_path
 async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
     require_godot("godot3-server")
     project = make_big_project(tmp_path / "big", 384)
-    before = tree_hashes(project)
+    before = tree_digest(project)
     state = tmp_path / "state"
     with anyio.fail_after(120):
         async with stdio_client(project, state) as c:
@@ -161,7 +162,7 @@ async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
             assert body["state"] == "cancelled" and body["outputs"] == []
             assert not work.exists()
             assert (await c.list_resources()).resources == []
-    assert tree_hashes(project) == before
+    assert tree_digest(project) == before
 
 
 def _server_pid(state) -> int:
@@ -174,7 +175,7 @@ def _server_pid(state) -> int:
 async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_path):
     require_godot("godot3-server")
     project = make_big_project(tmp_path / "big", 384)
-    before = tree_hashes(project)
+    before = tree_digest(project)
     state = tmp_path / "state"
     with anyio.fail_after(180):
         try:
@@ -218,7 +219,7 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
     assert evidence() == [entry]
     purge = run_admin("evidence", "purge", eid, "--state-dir", str(state))
     assert purge.returncode == 0 and evidence() == []
-    assert tree_hashes(project) == before
+    assert tree_digest(project) == before
 
 
 async def test_a_preset_without_a_usable_file_name_is_refused_and_leaves_nothing(tmp_path):

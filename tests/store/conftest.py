@@ -9,6 +9,7 @@ import pytest
 
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, Limits
+from tests.support.projects import make_project
 
 
 @dataclass
@@ -23,12 +24,6 @@ class Env:
         self.store.close()
         self.store = ArtifactStore(self.state_dir, limits or self.store.limits, self.store.clock)
         return self.store
-
-
-def make_project(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "project.godot").write_text('config_version=4\n[application]\nconfig/name="t"\n')
-    return root
 
 
 def stdio_caller(store: ArtifactStore, project: Path) -> tuple[Caller, int]:

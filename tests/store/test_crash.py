@@ -59,7 +59,7 @@ POINTS = {
     ],
 }
 RANDOM_KILLS = 12
-ran: list[str] = []
+ran: list[str] = []  # kill points that really killed the child; reported in the summary
 
 
 def _child(
@@ -153,11 +153,5 @@ def test_kill_at_a_random_moment_leaves_a_consistent_store(tmp_path, seed) -> No
     child.send_signal(signal.SIGKILL)
     child.communicate(timeout=30)
     assert child.returncode == -signal.SIGKILL
+    ran.append(f"random:{seed}")
     _check_invariants(state, project)
-
-
-def test_report_kill_points(capsys) -> None:
-    named = sum(len(p) for p in POINTS.values())
-    with capsys.disabled():
-        print(f"\ncrash tests: {named} named kill points, {RANDOM_KILLS} random-moment kills")
-    assert named >= 25
