@@ -147,21 +147,28 @@ async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
                 "id"
             ]
             work = state / "exports" / eid
-            second = await ok(c, "project.export", {"preset": "Pack", "kind": "pack"})
-            third = await c.call_tool("project.export", {"preset": "Pack", "kind": "pack"})
-            assert third.structured_content["outcome"] == "unavailable"  # two at a time
-            other = second["export"]["id"]
-            assert (await ok(c, "project.export.cancel", {"export_id": other}))["state"] == (
-                "cancelled"
-            )
-            while not (work / "out").exists():
-                await anyio.sleep(0.05)
-            cancelled = await ok(c, "project.export.cancel", {"export_id": eid})
+            cancelled = await ok(c, "project.export.cancel", {"export_id": eid})  # at once
             assert cancelled["state"] == "cancelled"
             body = (await ok(c, "project.export.status", {"export_id": eid}))["export"]
             assert body["state"] == "cancelled" and body["outputs"] == []
             assert not work.exists()
             assert (await c.list_resources()).resources == []
+
+            # Two exports run at a time: of three asked for together, one is refused.
+            answers: list[dict] = []
+
+            async def ask() -> None:
+                r = await c.call_tool("project.export", {"preset": "Pack", "kind": "pack"})
+                answers.append(r.structured_content)
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(ask)
+            assert sorted(a["outcome"] for a in answers) == ["ok", "ok", "unavailable"]
+            for a in answers:  # one may finish first on a slow machine: not a failure
+                if a["outcome"] == "ok":
+                    final = await ok(c, "project.export.cancel", {"export_id": a["export"]["id"]})
+                    assert final["state"] in ("cancelled", "succeeded")
     assert tree_digest(project) == before
 
 
