@@ -35,9 +35,9 @@ class App:
     server: Server
     deps: ServerDeps
 
-    def on_session_end(self, session_id: str) -> None:
+    async def on_session_end(self, session_id: str) -> None:
         """An HTTP MCP session ended: release its artifacts, stop its games and exports."""
-        session_ended(self.deps, session_id)
+        await session_ended(self.deps, session_id)
 
 
 @asynccontextmanager

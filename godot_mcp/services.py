@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 class Service(Protocol):
     """A service the server owns: told when an MCP session ends, closed at shutdown."""
 
-    def session_ended(self, session_id: str) -> None: ...
+    async def session_ended(self, session_id: str) -> None: ...
     async def aclose(self) -> None: ...
 
 
@@ -42,12 +42,15 @@ async def close_services(deps: ServerDeps) -> None:
             log.exception("closing a service failed")
 
 
-def session_ended(deps: ServerDeps, session_id: str) -> None:
-    """Release what an ended HTTP session owned."""
+async def session_ended(deps: ServerDeps, session_id: str) -> None:
+    """Release what an ended HTTP session owned: its artifacts, games and exports."""
     if deps.launch_id is not None:
-        release_session_id(deps.store, deps.launch_id, session_id)
+        try:
+            release_session_id(deps.store, deps.launch_id, session_id)
+        except Exception:
+            log.exception("releasing an ended session's artifacts failed")
     for service in _services(deps):
         try:
-            service.session_ended(session_id)
+            await service.session_ended(session_id)
         except Exception:
             log.exception("ending a session's services failed")

@@ -16,7 +16,7 @@ from godot_mcp.cli import admin_evidence, admin_tokens
 from godot_mcp.cli.common import fail, open_store, print_report
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
 from godot_mcp.errors import ConfigError, GodotMcpError, InvalidArgument
-from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted
+from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted, sweep_dead_scratch
 from godot_mcp.store.reconcile import ReconcileReport, StatusReport, reconcile, status
 
 PROG = "godot-mcp-admin"
@@ -31,7 +31,8 @@ def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
     if not _store_exists(settings):
         print_report(
             ReconcileReport(
-                budget_bytes=settings.limits.store_budget_bytes, extra={"exports_interrupted": 0}
+                budget_bytes=settings.limits.store_budget_bytes,
+                extra={"exports_interrupted": 0, "dead_scratch_removed": 0},
             ).as_dict(),
             args.json,
         )
@@ -40,6 +41,7 @@ def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
     try:
         report = reconcile(store)
         report.extra.update(settle_interrupted(store))
+        report.extra["dead_scratch_removed"] = sweep_dead_scratch(store)
     finally:
         store.close()
     print_report(report.as_dict(), args.json)

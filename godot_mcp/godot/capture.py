@@ -40,6 +40,12 @@ def png_size(path: Path) -> tuple[int, int]:
     return int(width), int(height)
 
 
+def check_whole(path: Path) -> None:
+    """Raise ``GameError("failed")`` unless every chunk of the PNG is there, CRCs and IEND."""
+    for _kind, _data in _chunks(path):
+        pass
+
+
 def check_png(path: Path, width: int, height: int) -> None:
     """Raise ``GameError("failed")`` unless ``path`` is a PNG of the reported size."""
     got = png_size(path)
@@ -48,24 +54,25 @@ def check_png(path: Path, width: int, height: int) -> None:
             "failed",
             f"the capture is {got[0]}x{got[1]} but the engine reported {width}x{height}",
         )
+    check_whole(path)
 
 
 def _chunks(path: Path) -> Iterator[tuple[bytes, bytes]]:
     """The (type, data) chunks of a PNG file, CRCs checked."""
     with open(path, "rb") as png:
         if png.read(8) != PNG_MAGIC:
-            raise GameError("failed", "a recorded frame is not a PNG")
+            raise GameError("failed", "a capture file is not a PNG")
         while True:
             head = png.read(8)
             if len(head) < 8:
-                raise GameError("failed", "a recorded frame is truncated")
+                raise GameError("failed", "a capture file is truncated")
             length, kind = struct.unpack(">I4s", head)
             data = png.read(length)
             crc = png.read(4)
             if len(data) < length or len(crc) < 4:
-                raise GameError("failed", "a recorded frame is truncated")
+                raise GameError("failed", "a capture file is truncated")
             if struct.unpack(">I", crc)[0] != zlib.crc32(kind + data):
-                raise GameError("failed", "a recorded frame is corrupt")
+                raise GameError("failed", "a capture file is corrupt")
             yield kind, data
             if kind == b"IEND":
                 return

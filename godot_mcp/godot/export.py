@@ -5,9 +5,10 @@ writes editor settings under the XDG dirs, even when it fails. So every export r
 copy of the project, with private XDG dirs, and writes into a private output dir::
 
     <work_root>/<export_id>/
-        snapshot/      copy of the project; Godot runs with --path here. Copied: everything but
-                       VCS dirs (.git, .hg, .svn), including .import/ (Godot 3) and .godot/
-                       (Godot 4) so imported resources need no re-import.
+        snapshot/      copy of the project made by ``tree``: no link in it (links inside the
+                       project become plain copies of their targets, links out of it refuse
+                       the export before anything is copied); VCS dirs left out; .import/
+                       (Godot 3) and .godot/ (Godot 4) kept so nothing needs a re-import.
         out/           Godot's output dir. Godot writes <name>.tmp and renames it when done;
                        for a desktop export the binary is finished before the .pck
         xdg/config/    XDG_CONFIG_HOME: editor settings, project metadata
@@ -29,13 +30,19 @@ Every text handed out (``error``, ``log_tail``) has private paths replaced: the 
 ``<export>``, the snapshot and the source project by ``<project>``, the template dirs by
 ``<templates>``, anything else under the work root by ``<scratch>``, the home dir by ``~``.
 
+Outputs are verified whole before a job succeeds (``verify``): Godot 3.2.3 exits 0 after a
+failed write on a full disk, so a job whose process exited 0 with every file written is
+``verifying`` until each output has passed its check, then ``succeeded`` or ``failed``.
+
 Errors::
 
     ExportError(Exception)
-     └── ExportSetupError    the work dir could not be prepared (bad id, id in use, copy failed)
+     └── ExportSetupError    the work dir could not be prepared (bad id, id in use, copy failed,
+                             the project changed while it was copied)
 
+A link out of the project raises ``tree.TreeError`` from ``prepare`` before anything is made.
 An export that runs and fails is not an exception: the job ends in state ``failed`` with an
-``error`` message built from Godot's own ``ERROR:`` lines.
+``error`` message built from Godot's own ``ERROR:`` lines or from the failed check.
 """
 
 from __future__ import annotations
@@ -45,19 +52,20 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
 
-from godot_mcp.godot import procs
+from godot_mcp.godot import procs, tree, verify
 from godot_mcp.godot.presets import KINDS, Preset
+from godot_mcp.godot.redact import PathPair, Scrubber
 
 RUNNING, SUCCEEDED, FAILED, CANCELLED = "running", "succeeded", "failed", "cancelled"
-_VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-_REAL_COPIES = ("project.godot", "export_presets.cfg", "override.cfg")
+VERIFYING = "verifying"  # exited 0, outputs being checked: still "running" to callers
 _ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")  # never "." or ".."
 _TEMPLATE_DIRS = ("templates", "export_templates")
+_LINUX = ("linux/x11", "linux", "linuxbsd", "x11")
 _FLAGS = {
     3: {"pack": ["--export-pack"], "release": ["--export"], "debug": ["--export-debug"]},
     4: {
@@ -95,32 +103,46 @@ class ExportRunner:
         work_root: Path,
         env: Mapping[str, str] | None = None,
         godot_major: int = 3,
+        private: Sequence[PathPair] = (),
     ) -> None:
         self.headless_binary = headless_binary
         self.work_root = Path(work_root)
         self.env = dict(os.environ if env is None else env)
+        self.private = list(private)
         if godot_major not in _FLAGS:
             raise ValueError(f"unsupported Godot major version {godot_major}")
         self.godot_major = godot_major
 
     def start(
-        self, project: Path, preset: Preset, kind: str, export_id: str, expected: list[str]
+        self,
+        project: Path,
+        preset: Preset,
+        kind: str,
+        export_id: str,
+        expected: list[str],
+        plan: tree.Plan | None = None,
     ) -> ExportJob:
         """Copy the project, then spawn Godot; returns the running job.
 
         Blocks while the project is copied; see ``start_async`` to copy off the loop.
         """
-        job = self.prepare(project, preset, kind, export_id, expected)
+        job = self.prepare(project, preset, kind, export_id, expected, plan)
         job.launch()
         return job
 
     async def start_async(
-        self, project: Path, preset: Preset, kind: str, export_id: str, expected: list[str]
+        self,
+        project: Path,
+        preset: Preset,
+        kind: str,
+        export_id: str,
+        expected: list[str],
+        plan: tree.Plan | None = None,
     ) -> ExportJob:
         """Like ``start``, copying in a worker thread and spawning in the calling thread."""
         try:
             job = await anyio.to_thread.run_sync(
-                self.prepare, project, preset, kind, export_id, expected
+                self.prepare, project, preset, kind, export_id, expected, plan
             )
         except anyio.get_cancelled_exc_class():
             shutil.rmtree(self.work_root / export_id, ignore_errors=True)
@@ -129,10 +151,18 @@ class ExportRunner:
         return job
 
     def prepare(
-        self, project: Path, preset: Preset, kind: str, export_id: str, expected: list[str]
+        self,
+        project: Path,
+        preset: Preset,
+        kind: str,
+        export_id: str,
+        expected: list[str],
+        plan: tree.Plan | None = None,
     ) -> ExportJob:
         """Build the work dir (snapshot, out, XDG dirs) without starting Godot.
 
+        ``plan`` is the project's copy plan (``tree.plan``), made here when not given; a link
+        out of the project raises its ``tree.TreeError`` before anything is created.
         Thread-safe; the returned job must still be ``launch()``-ed from the loop's thread.
         """
         if kind not in KINDS:
@@ -141,6 +171,10 @@ class ExportRunner:
             raise ValueError("expected must be a non-empty list of plain file names")
         if not _ID.match(export_id):
             raise ExportSetupError(f"export id {export_id!r} is not a safe directory name")
+        if not (Path(project) / "project.godot").is_file():
+            raise ExportSetupError("the project has no project.godot")
+        if plan is None:
+            plan = tree.plan(Path(project))
         self.work_root.mkdir(parents=True, exist_ok=True)
         work_dir = self.work_root / export_id
         try:
@@ -148,17 +182,20 @@ class ExportRunner:
         except FileExistsError:
             raise ExportSetupError(f"export id {export_id!r} is already in use") from None
         try:
-            content = _copy_project(Path(project), work_dir / "snapshot", self.work_root)
+            content = tree.copy(plan, work_dir / "snapshot")
             for sub in ("out", "xdg/config", "xdg/cache", "xdg/data/godot"):
                 (work_dir / sub).mkdir(parents=True)
             user_godot = _user_data_home(self.env) / "godot"
             for name in _TEMPLATE_DIRS:
                 if (user_godot / name).is_dir():
                     (work_dir / "xdg/data/godot" / name).symlink_to(user_godot / name)
+        except tree.TreeError as exc:
+            shutil.rmtree(work_dir, ignore_errors=True)
+            raise ExportSetupError(exc.message) from None
         except OSError as exc:
             shutil.rmtree(work_dir, ignore_errors=True)
             raise ExportSetupError(f"cannot prepare the export: {exc.strerror or exc}") from None
-        template = _template_bytes(user_godot, preset, kind)
+        template = template_bytes(self.env, preset, kind)
         return ExportJob(
             self,
             Path(project),
@@ -201,7 +238,8 @@ class ExportJob:
         self._proc: subprocess.Popen[bytes] | None = None
         self._estimate = max(estimate, 1)
         self._high_water = 0
-        self._redactions = _redactions(runner, project, work_dir)
+        self._low_space = False  # the disk was seen (almost) full while Godot ran
+        self.redact = _scrubber(runner, project, work_dir)
 
     @property
     def pid(self) -> int | None:
@@ -245,17 +283,22 @@ class ExportJob:
                 self._end(FAILED, f"cannot start Godot: {exc.strerror or exc}")
 
     def poll(self) -> str:
-        """The current state; settles the outcome once the process has exited (non-blocking)."""
+        """The current state; notices the process's exit (non-blocking).
+
+        A process that exited 0 and wrote every expected file leaves the job ``verifying``
+        until ``verify`` has checked each output whole (``wait`` does that off the loop).
+        """
         if self.state != RUNNING or self._proc is None:
             return self.state
         code = self._proc.poll()
+        self._low_space = self._low_space or tree.disk_full(self.out_dir)
         if code is None:
             return RUNNING
         self.exit_code = code
         missing = [n for n in self.expected if not (self.out_dir / n).is_file()]
         if code == 0 and not missing:
             self.outputs = [(n, self.out_dir / n) for n in self.expected]
-            self._end(SUCCEEDED, None)
+            self.state = VERIFYING
         elif code != 0:
             self._end(FAILED, _with_reason(f"Godot exited with code {code}", self._summary()))
         else:
@@ -265,12 +308,48 @@ class ExportJob:
             )
         return self.state
 
+    def verify(self) -> str:
+        """Check every output whole (blocking: run it on a worker thread); returns the state.
+
+        Godot may exit 0 after a failed write (a full disk), so "exit 0 and the files exist"
+        proves nothing: each output is checked against its format and its template.
+        """
+        if self.state != VERIFYING:
+            return self.state
+        candidates = template_candidates(self._runner.env, self.preset, self.kind)
+        try:
+            for name, path in self.outputs:
+                verify.verify_output(
+                    name,
+                    path,
+                    platform=self.preset.platform,
+                    kind=self.kind,
+                    embedded=self.preset.embed_pck,
+                    templates=candidates,
+                )
+        except verify.OutputInvalid as exc:
+            reason = exc.message
+            if self._low_space or tree.disk_full(self.out_dir):
+                reason += " (the state dir's disk ran full during the export)"
+            if self.state == VERIFYING:
+                self._end(FAILED, f"Godot exited 0 but an output is not whole: {reason}")
+            return self.state
+        except OSError as exc:
+            if self.state == VERIFYING:
+                self._end(FAILED, f"an output could not be checked: {exc.strerror or exc}")
+            return self.state
+        if self.state == VERIFYING:
+            self._end(SUCCEEDED, None)
+        return self.state
+
     async def wait(self, timeout: float) -> str:
-        """Wait at most ``timeout`` seconds for the export to end; returns the state."""
+        """Wait at most ``timeout`` seconds for the export to end (outputs verified)."""
         with anyio.move_on_after(max(timeout, 0.0)):
             while self.poll() == RUNNING:
                 await anyio.sleep(0.05)
-        return self.poll()
+        if self.poll() == VERIFYING:
+            await anyio.to_thread.run_sync(self.verify)
+        return self.state
 
     def progress(self) -> tuple[int, int]:
         """``(done, total)`` bytes: an estimate, never decreasing, ``done == total`` at success.
@@ -295,7 +374,7 @@ class ExportJob:
                 self._proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
-        if self.state in (RUNNING, "pending"):
+        if self.state in (RUNNING, VERIFYING, "pending"):
             if self._proc is not None:
                 self.exit_code = self._proc.returncode
             self._end(CANCELLED, None)
@@ -305,7 +384,7 @@ class ExportJob:
 
         An export that already ended keeps its state (and its work dir, for ``cleanup``).
         """
-        if self.poll() not in (RUNNING, "pending"):
+        if self.poll() not in (RUNNING, VERIFYING, "pending"):
             return self.state
         if self._proc is not None:
             procs.kill_group(self._proc.pid)
@@ -318,7 +397,7 @@ class ExportJob:
 
     def cleanup(self) -> None:
         """Remove the work dir (outputs included): call once the outputs are registered."""
-        if self.state == RUNNING:
+        if self.state in (RUNNING, VERIFYING):
             self.kill()
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
@@ -326,12 +405,6 @@ class ExportJob:
         """The last ``lines`` lines of Godot's output, private paths replaced."""
         text = _read_tail(self.log_path)
         return self.redact("\n".join(text.splitlines()[-lines:])) if lines > 0 else ""
-
-    def redact(self, text: str) -> str:
-        """Replace this export's private paths in ``text`` by placeholders."""
-        for pattern, placeholder in self._redactions:
-            text = pattern.sub(placeholder, text)
-        return text
 
     def _summary(self) -> str:
         return self.redact(_error_summary(_read_tail(self.log_path)))
@@ -364,34 +437,6 @@ def work_dirs(work_root: Path) -> list[Path]:
     return sorted(p for p in work_root.iterdir() if p.is_dir() and _ID.match(p.name))
 
 
-def _copy_project(src: Path, dst: Path, work_root: Path) -> int:
-    """Copy the project (metadata kept, symlinks as links); returns the bytes copied."""
-    if not (src / "project.godot").is_file():
-        raise OSError(2, f"no project.godot in {src.name or src}")
-    skip = work_root.resolve()
-    inside = skip.is_relative_to(src.resolve())
-    copied = 0
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        dropped = {n for n in names if n in _VCS_DIRS}
-        if inside:
-            dropped.update(n for n in names if Path(directory, n).resolve() == skip)
-        return dropped
-
-    def copy(s: str, d: str) -> str:
-        nonlocal copied
-        result = shutil.copy2(s, d)
-        copied += os.path.getsize(d)
-        return str(result)
-
-    shutil.copytree(src, dst, symlinks=True, ignore=ignore, copy_function=copy)
-    for name in _REAL_COPIES:
-        if (dst / name).is_symlink():
-            (dst / name).unlink()
-            shutil.copy2(src / name, dst / name)
-    return copied
-
-
 def _user_data_home(env: Mapping[str, str]) -> Path:
     data = env.get("XDG_DATA_HOME", "")
     if data and os.path.isabs(data):
@@ -399,13 +444,29 @@ def _user_data_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "share"
 
 
-def _template_bytes(user_godot: Path, preset: Preset, kind: str) -> int:
-    if kind == "pack" or preset.platform.strip().lower() not in ("linux/x11", "linux"):
-        return 0
-    sizes = [
-        p.stat().st_size for p in user_godot.glob(f"*templates/*/linux_x11_*_{kind}") if p.is_file()
-    ]
-    return max(sizes, default=0)
+def template_candidates(env: Mapping[str, str], preset: Preset, kind: str) -> list[Path]:
+    """The Linux export templates a ``kind`` export of ``preset`` may have been made from.
+
+    The preset's custom template first, then the user's installed ones of every version
+    (Godot 3 ``templates/<version>/linux_x11_64_release``, Godot 4
+    ``export_templates/<version>/linux_release.<arch>``). Empty for packs and other platforms.
+    """
+    if kind == "pack" or preset.platform.strip().lower() not in _LINUX:
+        return []
+    found: list[Path] = []
+    custom = preset.custom_template(kind)
+    if custom and os.path.isabs(custom):
+        found.append(Path(custom))
+    user_godot = _user_data_home(env) / "godot"
+    bits = "64" if preset.bits_64 else "32"
+    found += sorted(user_godot.glob(f"templates/*/linux_x11_{bits}_{kind}"))
+    found += sorted(user_godot.glob(f"export_templates/*/linux_{kind}.*"))
+    return [p for p in found if p.is_file()]
+
+
+def template_bytes(env: Mapping[str, str], preset: Preset, kind: str) -> int:
+    """The size of the largest candidate template (0 when there is none)."""
+    return max((p.stat().st_size for p in template_candidates(env, preset, kind)), default=0)
 
 
 def _tree_bytes(root: Path) -> int:
@@ -450,10 +511,8 @@ def _with_reason(headline: str, summary: str) -> str:
     return f"{headline}: {summary}" if summary else headline
 
 
-def _redactions(
-    runner: ExportRunner, project: Path, work_dir: Path
-) -> list[tuple[re.Pattern[str], str]]:
-    pairs: list[tuple[Path, str]] = [
+def _scrubber(runner: ExportRunner, project: Path, work_dir: Path) -> Scrubber:
+    pairs: list[PathPair] = [
         (work_dir / "out", "<export>"),
         (work_dir / "snapshot", "<project>"),
         (project, "<project>"),
@@ -464,12 +523,8 @@ def _redactions(
     for name in _TEMPLATE_DIRS:
         pairs.append((work_dir / "xdg/data/godot" / name, "<templates>"))
         pairs.append((user_godot / name, "<templates>"))
+    pairs += runner.private
     home = runner.env.get("HOME") or os.path.expanduser("~")
     if home and home != "/":
         pairs.append((Path(home), "~"))
-    seen: dict[str, str] = {}
-    for path, placeholder in pairs:
-        for form in {str(path.absolute()), os.path.realpath(path)}:
-            seen.setdefault(form, placeholder)
-    ordered = sorted(seen.items(), key=lambda item: len(item[0]), reverse=True)
-    return [(re.compile(re.escape(p) + r"(?![A-Za-z0-9._-])"), ph) for p, ph in ordered]
+    return Scrubber(pairs)

@@ -18,6 +18,8 @@ Output naming (``expected_outputs``), verified with Godot 3.2.3 on Linux:
 
 * the base name is the file name of the preset's ``export_path`` when set, else the project's
   ``config/name`` sanitized to ``[A-Za-z0-9._-]`` plus the platform's default extension;
+  an ``export_path`` that is set but whose file name is empty or only dots (``build/``,
+  ``build/.``, ``build/..``, ``...``) raises ``PresetsInvalid`` for every kind;
 * ``pack``: one file, the base with its last extension replaced by ``.pck``
   (``--export-pack``; ``game.x86_64`` gives ``game.pck``);
 * ``release``/``debug`` on a desktop platform (Linux/X11, Windows Desktop): the binary under the
@@ -251,6 +253,12 @@ class Preset:
     export_path: str
     embed_pck: bool = False
     bits_64: bool = True
+    custom_release: str = ""
+    custom_debug: str = ""
+
+    def custom_template(self, kind: str) -> str:
+        """The preset's own template for a ``release``/``debug`` export ("" when unset)."""
+        return {"release": self.custom_release, "debug": self.custom_debug}.get(kind, "")
 
 
 KINDS = ("release", "debug", "pack")
@@ -287,6 +295,8 @@ def read_presets(project: Path) -> list[Preset]:
                     export_path=_text(values.get("export_path")),
                     embed_pck=options.get("binary_format/embed_pck") is True,
                     bits_64=options.get("binary_format/64_bits", True) is not False,
+                    custom_release=_text(options.get("custom_template/release")),
+                    custom_debug=_text(options.get("custom_template/debug")),
                 ),
             )
         )
@@ -312,7 +322,11 @@ def project_name(project: Path) -> str:
 
 
 def expected_outputs(project_name: str, preset: Preset, kind: str) -> list[str]:
-    """The file names Godot writes for this export, the primary output first."""
+    """The file names Godot writes for this export, the primary output first.
+
+    ``ValueError`` for an unknown kind; ``PresetsInvalid`` when the preset's ``export_path``
+    is set but has no usable file name (empty or only dots).
+    """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     base = _base_name(project_name, preset)
@@ -363,8 +377,13 @@ _DEFAULT_EXTENSIONS = {
 
 def _base_name(project_name: str, preset: Preset) -> str:
     path = preset.export_path.replace("\\", "/").strip()
-    file_name = path.rsplit("/", 1)[-1]
-    if file_name:
+    if path:
+        file_name = path.rsplit("/", 1)[-1]
+        if not file_name.strip("."):  # "", ".", "..", "...": no file to write
+            raise PresetsInvalid(
+                f"export preset {preset.name!r}: its export_path {preset.export_path!r}"
+                " has no usable file name"
+            )
         return file_name
     key = preset.platform.strip().lower()
     if key in ("linux/x11", "linux", "linuxbsd", "x11"):

@@ -16,7 +16,7 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,8 +26,10 @@ from godot_mcp.godot.bridge import SECRET_ENV, BridgeClosed, BridgeConnection, B
 from godot_mcp.godot.capture import Capture, assemble_apng, check_png
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.display import PrivateDisplay
-from godot_mcp.godot.game_errors import GameError, Scrubber, one_line
+from godot_mcp.godot.game_errors import GameError, one_line
 from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
+from godot_mcp.godot.redact import PathPair, Scrubber
+from godot_mcp.godot.tree import disk_full
 
 __all__ = ["Capture", "GameError", "GameRunner", "GameSession"]
 
@@ -189,6 +191,9 @@ class GameSession:
             reply = await self._call("screenshot", timeout, path=str(path))
             (frame,) = _frames(reply, 1)
             check_png(path, frame["width"], frame["height"])
+        except GameError as exc:
+            path.unlink(missing_ok=True)
+            raise self._explain(exc) from None
         except BaseException:
             path.unlink(missing_ok=True)
             raise
@@ -221,6 +226,13 @@ class GameSession:
                 if (info["width"], info["height"]) != (width, height):
                     raise GameError("failed", "the window was resized during the recording")
             await anyio.to_thread.run_sync(assemble_apng, paths, out, fps)
+        except GameError as exc:
+            out.unlink(missing_ok=True)
+            raise self._explain(exc) from None
+        except OSError as exc:
+            out.unlink(missing_ok=True)
+            why = GameError("failed", f"the recording could not be written: {exc.strerror}")
+            raise self._explain(why) from None
         except BaseException:
             out.unlink(missing_ok=True)
             raise
@@ -234,6 +246,14 @@ class GameSession:
             frames=frames,
             engine_ms=round(sum(info["ms"] for info in infos), 3),
         )
+
+    def _explain(self, exc: GameError) -> GameError:
+        """A capture failure on a full disk says so (the engine's half-written file does not)."""
+        if exc.outcome == "failed" and disk_full(self._scratch):
+            return GameError(
+                "failed", "the server's state dir disk is full: the capture could not be written"
+            )
+        return exc
 
     def _require_capturable(self) -> None:
         if self.headless:
@@ -328,9 +348,13 @@ class GameSession:
 class GameRunner:
     """Starts game sessions for one Godot install; :meth:`aclose` ends them all."""
 
-    def __init__(self, install: GodotInstall, scratch_dir: Path) -> None:
+    def __init__(
+        self, install: GodotInstall, scratch_dir: Path, private: Sequence[PathPair] = ()
+    ) -> None:
+        """``private``: more ``(path, placeholder)`` pairs no text may name (the state dir)."""
         self.install = install
         self.scratch_dir = Path(scratch_dir)
+        self.private = list(private)
         self._sessions: list[GameSession] = []
         self._display: PrivateDisplay | None = None
         self._logs: list[Path] = []
@@ -367,7 +391,7 @@ class GameRunner:
         if not (project / "project.godot").is_file():
             raise GameError("invalid_argument", "the project has no project.godot")
         self.scratch_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        scrub = Scrubber.default(self.scratch_dir, project)
+        scrub = Scrubber.default(self.scratch_dir, project, self.private)
 
         inst = self.install
         if mode == "windowed":

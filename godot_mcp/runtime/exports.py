@@ -10,8 +10,10 @@ in one transaction, bound to the generation current when the export started.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import shutil
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -20,8 +22,17 @@ from sqlalchemy import select, update
 
 from godot_mcp.edge.deps import ServerDeps
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Unavailable
-from godot_mcp.godot.export import RUNNING, ExportJob, ExportRunner, ExportSetupError
+from godot_mcp.godot import tree
+from godot_mcp.godot.export import (
+    RUNNING,
+    VERIFYING,
+    ExportJob,
+    ExportRunner,
+    ExportSetupError,
+    template_bytes,
+)
 from godot_mcp.godot.presets import (
+    Preset,
     PresetsError,
     UnknownPreset,
     expected_outputs,
@@ -29,6 +40,7 @@ from godot_mcp.godot.presets import (
     project_name,
     read_presets,
 )
+from godot_mcp.godot.redact import private_roots
 from godot_mcp.runtime.binding import check_owner, unknown
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import settle_interrupted
@@ -39,7 +51,6 @@ from godot_mcp.store.store import release_session_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
 log = logging.getLogger(__name__)
-POLL_S = 0.1
 EXPORT_TIMEOUT_S = 1800.0
 MAX_RUNNING = 2
 
@@ -66,6 +77,7 @@ class ExportService:
         self.jobs: dict[str, ExportJob] = {}
         self._starting = 0
         self._ended: set[str] = set()
+        self._unsettled: dict[str, tuple[str, str | None, str | None, int]] = {}
         self._stack = AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -84,7 +96,11 @@ class ExportService:
         return "available"
 
     async def begin(self, caller: Caller, generation: int, preset_name: str, kind: str) -> str:
-        """Start an export; returns its id at once."""
+        """Start an export; returns its id at once.
+
+        Refused before anything is copied: an unknown preset, a link out of the project
+        (``invalid_argument``), no slot or not enough free space (``unavailable``).
+        """
         project = self.deps.project
         try:
             presets = read_presets(project)
@@ -93,18 +109,48 @@ class ExportService:
             raise InvalidArgument(str(exc)) from None
         except PresetsError as exc:
             raise InvalidArgument(f"{exc}; known presets: none") from None
+        try:
+            expected = expected_outputs(project_name(project), preset, kind)
+        except PresetsError as exc:
+            raise InvalidArgument(str(exc)) from None
         why = self.availability()
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
-        running = [j for j in self.jobs.values() if j.state == RUNNING]
+        running = [j for j in self.jobs.values() if j.state in (RUNNING, VERIFYING)]
         if len(running) + self._starting >= MAX_RUNNING:
             raise Unavailable(f"{MAX_RUNNING} exports are running; wait for one or cancel it first")
         install = self.deps.services["godot"]
-        expected = expected_outputs(project_name(project), preset, kind)
         if any(not n or n in (".", "..") or "/" in n or "\0" in n for n in expected):
             raise InvalidArgument(
                 f"preset {preset.name!r} has an export_path without a usable file name"
             )
+        runner = ExportRunner(
+            install.headless,
+            self.store.layout.exports_dir,
+            godot_major=install.headless_major or 3,
+            private=private_roots(self.store.layout.state_dir),
+        )
+        self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
+        try:
+            return await self._launch(runner, caller, generation, preset, kind, expected)
+        finally:
+            self._starting -= 1
+
+    async def _launch(
+        self,
+        runner: ExportRunner,
+        caller: Caller,
+        generation: int,
+        preset: Preset,
+        kind: str,
+        expected: list[str],
+    ) -> str:
+        project = self.deps.project
+        try:
+            plan = await anyio.to_thread.run_sync(tree.plan, project)
+        except tree.TreeError as exc:
+            raise InvalidArgument(exc.message) from None
+        self._check_space(plan, runner, preset, kind)
         export_id = new_id()
         pid, start = me()
         with write_session(self.store.engine) as s:
@@ -124,60 +170,73 @@ class ExportService:
                     created_us=self.store._now_us(),
                 )
             )
-        runner = ExportRunner(
-            install.headless, self.store.layout.exports_dir, godot_major=install.headless_major or 3
-        )
-        self._starting += 1
         try:
-            job = await runner.start_async(project, preset, kind, export_id, expected)
+            job = await runner.start_async(project, preset, kind, export_id, expected, plan)
         except (ExportSetupError, OSError) as exc:
             log.warning("export %s could not be prepared: %s", export_id, exc)
-            why = getattr(exc, "strerror", None) or "the private copy could not be made"
-            self._finish(export_id, "failed", f"cannot prepare the export: {why}", None)
-            raise Failed(f"cannot prepare the export: {why}") from None
+            why = str(exc) if isinstance(exc, ExportSetupError) else "the copy could not be made"
+            self._settle(export_id, "failed", why, None)
+            raise Failed(why) from None
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                self._finish(export_id, "cancelled", "the request was cancelled", None)
+                self._settle(export_id, "cancelled", "the request was cancelled", None)
             raise
         except Exception:
             log.exception("export %s could not be started", export_id)
-            self._finish(export_id, "failed", "the export could not be started", None)
+            self._settle(export_id, "failed", "the export could not be started", None)
             raise Failed("the export could not be started") from None
-        finally:
-            self._starting -= 1
         self.jobs[export_id] = job
         assert self._tg is not None
         self._tg.start_soon(self._watch, job, caller, generation)
         return export_id
 
-    async def _watch(self, job: ExportJob, caller: Caller, generation: int) -> None:
+    def _check_space(
+        self, plan: tree.Plan, runner: ExportRunner, preset: Preset, kind: str
+    ) -> None:
+        """Unavailable when the state dir's disk cannot hold a copy plus outputs of its size."""
+        need = 2 * plan.bytes + template_bytes(runner.env, preset, kind)
         try:
-            with anyio.move_on_after(EXPORT_TIMEOUT_S):
-                while job.poll() == RUNNING:
-                    await anyio.sleep(POLL_S)
-            if job.poll() == RUNNING:
+            free = shutil.disk_usage(self.store.layout.exports_dir).free
+        except OSError:
+            return
+        if free < need:
+            raise Unavailable(
+                f"the state dir's disk has {free} bytes free; this export needs about {need} "
+                "(a copy of the project and outputs of its size)"
+            )
+
+    async def _watch(self, job: ExportJob, caller: Caller, generation: int) -> None:
+        """Follow one export to its end; whatever fails here ends the export, never the server."""
+        outcome: tuple[str, str | None, str | None] = ("failed", "internal error", None)
+        try:
+            state = await job.wait(EXPORT_TIMEOUT_S)
+            if state in (RUNNING, VERIFYING):
                 job.kill()
-                self._finish(
-                    job.export_id,
+                limit = f"{EXPORT_TIMEOUT_S:.0f} s"
+                outcome = (
                     "failed",
-                    f"the export did not finish within {EXPORT_TIMEOUT_S:.0f} s and was stopped",
+                    f"the export did not finish within {limit} and was stopped",
                     job.log_tail(),
                 )
-            elif job.state == "succeeded":
-                await self._register(job, caller, generation)
-            elif job.state == "failed":
-                self._finish(job.export_id, "failed", job.error, job.log_tail())
-            elif job.state == "cancelled":
-                self._finish(job.export_id, "cancelled", None, None)
+            elif state == "succeeded":
+                outcome = await self._register(job, caller, generation)
+            elif state == "failed":
+                outcome = ("failed", job.error, job.log_tail())
+            elif state == "cancelled":
+                outcome = ("cancelled", None, None)
         except Exception:
-            log.exception("watching export failed")
-            self._finish(job.export_id, "failed", "internal error", None)
+            log.exception("watching export %s failed", job.export_id)
         finally:
-            if job.state != RUNNING:
+            with anyio.CancelScope(shield=True):
+                if job.state in (RUNNING, VERIFYING):
+                    job.kill()
+                self._settle(job.export_id, *outcome)
                 await anyio.to_thread.run_sync(job.cleanup)
                 self.jobs.pop(job.export_id, None)
 
-    async def _register(self, job: ExportJob, caller: Caller, generation: int) -> None:
+    async def _register(
+        self, job: ExportJob, caller: Caller, generation: int
+    ) -> tuple[str, str | None, str | None]:
         items = [
             NewArtifact("application/octet-stream", path, name=name) for name, path in job.outputs
         ]
@@ -187,25 +246,33 @@ class ExportService:
             )
         except GodotMcpError as exc:
             total = sum(p.stat().st_size for _, p in job.outputs if p.exists())
-            self._finish(
-                job.export_id,
-                "failed",
-                f"the outputs ({total} bytes) could not be stored: {exc.message}",
-                job.log_tail(),
-            )
-            return
-        self._finish(job.export_id, "succeeded", None, None)
+            why = f"the outputs ({total} bytes) could not be stored: {exc.message}"
+            return "failed", why, job.log_tail()
         if caller.session_id is not None and caller.session_id in self._ended:
             # The session ended while its outputs were being stored: nobody can read them.
-            release_session_id(self.store, caller.launch_id or "", caller.session_id)
+            with contextlib.suppress(GodotMcpError):
+                release_session_id(self.store, caller.launch_id or "", caller.session_id)
+        return "succeeded", None, None
 
-    def _finish(self, export_id: str, state: str, error: str | None, tail: str | None) -> None:
-        with write_session(self.store.engine) as s:
-            s.execute(
-                update(Export)
-                .where(Export.id == export_id)
-                .values(state=state, error=error, log_tail=tail, ended_us=self.store._now_us())
-            )
+    def _settle(self, export_id: str, state: str, error: str | None, tail: str | None) -> None:
+        """Record an export's end; kept in memory (and retried) while the database refuses."""
+        self._unsettled[export_id] = (state, error, tail, self.store._now_us())
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write the ends the database refused so far; never raises."""
+        for export_id, (state, error, tail, ended) in list(self._unsettled.items()):
+            try:
+                with write_session(self.store.engine) as s:
+                    s.execute(
+                        update(Export)
+                        .where(Export.id == export_id)
+                        .values(state=state, error=error, log_tail=tail, ended_us=ended)
+                    )
+            except Exception as exc:  # a full disk: the export's end waits in memory
+                log.warning("export %s: its end is not stored yet: %s", export_id, exc)
+                return
+            self._unsettled.pop(export_id, None)
 
     def _row(self, caller: Caller, export_id: str) -> Export:
         if not isinstance(export_id, str) or not is_valid_id(export_id):
@@ -227,7 +294,11 @@ class ExportService:
 
     def view(self, caller: Caller, export_id: str) -> ExportView:
         """The caller's export as ``project.export.status`` reports it."""
+        self._flush()
         row = self._row(caller, export_id)
+        if export_id in self._unsettled:  # the database refused its end: say it from memory
+            state, error, tail, _ = self._unsettled[export_id]
+            return ExportView(row.id, row.preset, row.kind, state, [], error, tail)
         outputs: list[ArtifactInfo] = []
         if row.state == "succeeded":
             for info in self.store.export_artifacts(export_id):
@@ -242,7 +313,9 @@ class ExportService:
         return job.progress() if job is not None and job.state == RUNNING else None
 
     def settled(self, export_id: str) -> bool:
-        """True once the export's row has left ``running``."""
+        """True once the export has left ``running``."""
+        if export_id in self._unsettled:
+            return True
         with read_session(self.store.engine) as s:
             state = s.scalar(select(Export.state).where(Export.id == export_id))
         return state != "running"
@@ -259,7 +332,7 @@ class ExportService:
                 await anyio.sleep(0.02)
         return self._row(caller, export_id).state
 
-    def session_ended(self, session_id: str) -> None:
+    async def session_ended(self, session_id: str) -> None:
         """Kill the exports of an ended HTTP session."""
         self._ended.add(session_id)
         for export_id, job in list(self.jobs.items()):
@@ -276,5 +349,5 @@ class ExportService:
         await self._stack.aclose()
         for export_id, job in self.jobs.items():
             if job.state == "cancelled":
-                self._finish(export_id, "cancelled", "the server shut down", None)
+                self._settle(export_id, "cancelled", "the server shut down", None)
             job.cleanup()

@@ -22,13 +22,14 @@ from godot_mcp.errors import (
     Timeout,
     Unavailable,
 )
-from godot_mcp.godot import procs
 from godot_mcp.godot.capture import Capture
 from godot_mcp.godot.game_errors import GameError
 from godot_mcp.godot.locate import headless_availability, windowed_availability
+from godot_mcp.godot.redact import private_roots
 from godot_mcp.godot.session import GameRunner, GameSession
 from godot_mcp.runtime.binding import check_owner, unknown
-from godot_mcp.runtime.owner import alive, me
+from godot_mcp.runtime.owner import me
+from godot_mcp.runtime.recovery import sweep_dead_scratch
 from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
@@ -63,12 +64,13 @@ class GameService:
         self.deps = deps
         root = deps.store.layout.scratch_dir / "games"
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _sweep_dead_scratch(root)
+        sweep_dead_scratch(deps.store)
         pid, start = me()
         # Per process: servers sharing a state dir must not share an Xvfb cookie or temp files.
         self.scratch = root / f"{pid}-{start}"
         self.scratch.mkdir(mode=0o700, exist_ok=True)
-        self.runner = GameRunner(deps.services["godot"], self.scratch)
+        private = private_roots(deps.store.layout.state_dir)
+        self.runner = GameRunner(deps.services["godot"], self.scratch, private)
         self.sessions: dict[str, Managed] = {}
         self._starting = 0
 
@@ -162,12 +164,14 @@ class GameService:
         finally:
             Path(capture.path).unlink(missing_ok=True)
 
-    def session_ended(self, session_id: str) -> None:
-        """Kill the games of an ended HTTP session (nobody can use them any more)."""
-        for key, managed in list(self.sessions.items()):
-            if managed.owner.session_id == session_id:
-                procs.kill_group(managed.game.pid)
-                del self.sessions[key]
+    async def session_ended(self, session_id: str) -> None:
+        """Kill and reap the games of an ended HTTP session (nobody can use them any more)."""
+        ended = [m for m in self.sessions.values() if m.owner.session_id == session_id]
+        for managed in ended:
+            self.sessions.pop(managed.id, None)
+        async with anyio.create_task_group() as group:
+            for managed in ended:
+                group.start_soon(managed.game.stop, 0)
 
     async def aclose(self) -> None:
         """Stop every game and the private display; remove this process's scratch."""
@@ -175,11 +179,3 @@ class GameService:
             await self.runner.aclose()
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _sweep_dead_scratch(root: Path) -> None:
-    """Remove scratch dirs of server processes that are gone (killed, crashed)."""
-    for entry in root.iterdir():
-        pid, _, start = entry.name.partition("-")
-        if not pid.isdigit() or not alive(int(pid), start):
-            shutil.rmtree(entry, ignore_errors=True)

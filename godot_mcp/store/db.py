@@ -22,9 +22,11 @@ from typing import Any, cast
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import CursorResult, Engine, Result, create_engine, event, select, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 import godot_mcp.schema
+from godot_mcp.errors import StorageError
 from godot_mcp.store.models import StoreLock
 
 BUSY_TIMEOUT_S = 30.0
@@ -56,9 +58,19 @@ def make_engine(db_path: Path) -> Engine:
 
 
 @contextmanager
+def database_errors() -> Iterator[None]:
+    """Turn the database's own failures (a full disk, an I/O error) into StorageError."""
+    try:
+        yield
+    except OperationalError as exc:
+        reason = str(getattr(exc, "orig", None) or "the database failed").splitlines()[0]
+        raise StorageError(f"the store's database refused the operation: {reason[:200]}") from None
+
+
+@contextmanager
 def read_session(engine: Engine) -> Iterator[Session]:
     """A read transaction (a consistent snapshot)."""
-    with Session(engine, expire_on_commit=False) as s, s.begin():
+    with database_errors(), Session(engine, expire_on_commit=False) as s, s.begin():
         yield s
 
 
@@ -70,7 +82,7 @@ def write_session(engine: Engine) -> Iterator[Session]:
     ``FOR UPDATE`` so the same code serializes budget checks on PostgreSQL.
     """
     immediate = engine.execution_options(sqlite_begin="IMMEDIATE")
-    with Session(immediate, expire_on_commit=False) as s, s.begin():
+    with database_errors(), Session(immediate, expire_on_commit=False) as s, s.begin():
         s.execute(select(StoreLock.id).where(StoreLock.id == 1).with_for_update())
         s.execute(update(StoreLock).where(StoreLock.id == 1).values(writes=StoreLock.writes + 1))
         yield s

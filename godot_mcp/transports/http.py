@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -52,7 +52,7 @@ class StoreTokenVerifier:
         )
 
 
-def install_session_end_hook(server: Server, on_end: Callable[[str], None]) -> None:
+def install_session_end_hook(server: Server, on_end: Callable[[str], Awaitable[None]]) -> None:
     """Call ``on_end(session_id)`` once when an HTTP MCP session ends, however it ends."""
     manager = server.session_manager
     original = manager._discard_session
@@ -62,7 +62,8 @@ def install_session_end_hook(server: Server, on_end: Callable[[str], None]) -> N
         if session_id and session_id not in seen:
             seen.add(session_id)
             try:
-                on_end(str(session_id))
+                with anyio.CancelScope(shield=True):
+                    await on_end(str(session_id))
             except Exception:
                 log.exception("releasing an ended session failed")
         await original(session_id, transport)
@@ -75,7 +76,7 @@ def build_http_app(
     store: ArtifactStore,
     host: str,
     port: int,
-    on_session_end: Callable[[str], None],
+    on_session_end: Callable[[str], Awaitable[None]],
     idle_timeout: float = SESSION_IDLE_TIMEOUT_S,
 ) -> Any:
     """The Starlette app: auth, DNS-rebinding protection, -32022 refusal, session-end hook."""
@@ -107,7 +108,7 @@ async def serve_http(
     store: ArtifactStore,
     host: str,
     port: int,
-    on_session_end: Callable[[str], None],
+    on_session_end: Callable[[str], Awaitable[None]],
 ) -> None:
     """Serve until SIGINT/SIGTERM; prints the URL (with the real port) on stderr."""
     app = build_http_app(server, store, host, port, on_session_end)

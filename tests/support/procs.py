@@ -47,3 +47,14 @@ def wait_gone(pids: list[int], timeout: float = 10.0) -> list[int]:
             return []
         time.sleep(0.05)
     return [p for p in pids if alive(p)]
+
+
+def zombies(pid: int) -> list[int]:
+    """Direct children of ``pid`` that exited and were never reaped."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _stat(int(entry))
+            if st and st[1] == pid and st[0] == "Z":
+                out.append(int(entry))
+    return out

@@ -1,0 +1,90 @@
+"""Private paths out of every text a client receives: one mechanism for games and exports.
+
+A :class:`Scrubber` holds ``(path, placeholder)`` pairs and replaces, in one pass, every
+occurrence of each path (as given, absolute and with links resolved) that ends at a path
+boundary: ``/srv/state`` is replaced in ``/srv/state/x`` and ``/srv/state``, not in
+``/srv/state2``. Longer paths win, so a dir and the dir below it get their own placeholders,
+and whatever follows a private dir keeps its shape (``<export>/game.pck``). A pair whose path
+ends in ``/`` is replaced with no boundary check (the project's ``dir/`` becoming ``res://``).
+
+:func:`private_roots` names what is private about a state dir: the state dir itself (and so
+everything below it) and its parent. ``/``, ``/tmp`` and the home dir as such are never made
+private: texts may name them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["PathPair", "Scrubber", "private_roots"]
+
+PathPair = tuple[Path | str, str]
+_BOUNDARY = r"(?![A-Za-z0-9._-])"
+
+
+class Scrubber:
+    """Replaces private paths in text with placeholders."""
+
+    def __init__(self, pairs: Iterable[PathPair]) -> None:
+        self._pairs = list(pairs)
+        forms: dict[str, str] = {}
+        for path, placeholder in self._pairs:
+            text = str(path)
+            if text.endswith("/") and text.strip("/"):
+                forms.setdefault(text, placeholder)
+                real = os.path.realpath(text) + "/"
+                forms.setdefault(real, placeholder)
+                continue
+            text = text.rstrip("/")
+            if not text:
+                continue
+            for form in (text, os.path.abspath(text), os.path.realpath(text)):
+                forms.setdefault(form, placeholder)
+        self._forms = forms
+        ordered = sorted(forms, key=len, reverse=True)
+        self._re = (
+            re.compile(
+                "|".join(re.escape(f) + ("" if f.endswith("/") else _BOUNDARY) for f in ordered)
+            )
+            if ordered
+            else None
+        )
+
+    def __call__(self, text: str) -> str:
+        """Return ``text`` with every known private path replaced."""
+        if self._re is None or not text:
+            return text
+        return self._re.sub(lambda m: self._forms[m.group(0)], text)
+
+    def extended(self, pairs: Iterable[PathPair]) -> Scrubber:
+        """A scrubber with these pairs added (they win over existing ones for the same path)."""
+        return Scrubber([*pairs, *self._pairs])
+
+    @classmethod
+    def default(
+        cls, scratch: Path, project: Path | None = None, private: Iterable[PathPair] = ()
+    ) -> Scrubber:
+        """A game runner's scrubber: its scratch dir, the package, the project as ``res://``."""
+        here = Path(__file__).resolve().parent
+        pairs: list[PathPair] = []
+        if project is not None:
+            pairs += [(str(project).rstrip("/") + "/", "res://"), (project, "res://")]
+        pairs += [(scratch, "<tmp>"), (here, "<godot_mcp>"), *private]
+        home = os.path.expanduser("~")
+        if home not in ("", "/"):
+            pairs.append((home, "~"))
+        return cls(pairs)
+
+
+def private_roots(state_dir: Path) -> list[PathPair]:
+    """The state dir (everything below it included) and its parent, as placeholders."""
+    pairs: list[PathPair] = [(state_dir, "<state>")]
+    parent = Path(os.path.abspath(state_dir)).parent
+    public = {"/", os.path.realpath(tempfile.gettempdir()), os.path.realpath(Path.home())}
+    if os.path.realpath(parent) not in public and str(parent) not in public:
+        pairs.append((parent, "<private>"))
+    return pairs

@@ -1,0 +1,285 @@
+"""A private, link-free copy of a project: what exports (and checks) run Godot on.
+
+A project may hold symbolic links. Godot follows them, so a link is judged where the project
+is, never where a copy of it lands::
+
+    target normalized at the link's place      what happens
+    ─────────────────────────────────────────  ──────────────────────────────────────────────
+    outside the project (absolute or ``..``)   refused (LinkOutside), existing or dangling
+    a loop (ELOOP), or a folder holding it      refused (LinkLoop)
+    inside, dangling                            left out: Godot finds nothing there either
+    inside, a file                              copied as a plain file with the target's bytes
+    inside, a folder                            copied as a plain folder, its links judged again
+
+So the copy holds no link at all: nothing in it can re-point from its new place. ``plan``
+walks the project once and decides everything before a byte is copied; ``copy`` then opens
+every source from a descriptor of the project root, one component at a time with
+``O_NOFOLLOW``, so a file swapped for a link after the plan fails the copy instead of being
+followed. Sockets, FIFOs and devices are skipped (not project content, and a FIFO would block
+the copy). VCS folders (``.git``, ``.hg``, ``.svn``) are not copied.
+
+Errors (each with ``res_path`` and a one-line ``message`` naming no filesystem path)::
+
+    TreeError(Exception)
+     ├── LinkOutside     a link leads out of the project
+     ├── LinkLoop        a link loops, or a folder link contains itself
+     ├── TooManyEntries  more than MAX_ENTRIES files and folders
+     └── TreeChanged     the project changed between plan and copy
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "MAX_ENTRIES",
+    "LinkLoop",
+    "LinkOutside",
+    "Plan",
+    "TooManyEntries",
+    "TreeChanged",
+    "TreeError",
+    "copy",
+    "disk_full",
+    "plan",
+]
+
+MAX_ENTRIES = 250_000
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+_CHUNK = 1 << 20
+
+
+class TreeError(Exception):
+    """The project cannot be copied as it is; ``res_path`` names the entry."""
+
+    def __init__(self, res_path: str, message: str) -> None:
+        super().__init__(message)
+        self.res_path = res_path
+        self.message = message
+
+
+class LinkOutside(TreeError):
+    """A symbolic link whose target lies outside the project."""
+
+
+class LinkLoop(TreeError):
+    """A symbolic link that loops, or a folder link that contains itself."""
+
+
+class TooManyEntries(TreeError):
+    """The project has more entries than a copy is allowed to make."""
+
+
+class TreeChanged(TreeError):
+    """An entry changed between the plan and the copy."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing to make in the copy: ``rel`` there, read from ``source`` (both relative)."""
+
+    rel: str
+    source: str
+    is_dir: bool
+    size: int = 0
+    mode: int = 0o644
+
+
+@dataclass
+class Plan:
+    """Every folder and file of the copy, in creation order, and the bytes they hold."""
+
+    root: Path
+    entries: list[Entry] = field(default_factory=list)
+    bytes: int = 0
+    links: int = 0
+
+    @property
+    def files(self) -> int:
+        """How many files the copy holds."""
+        return sum(1 for e in self.entries if not e.is_dir)
+
+
+def res_path(rel: str) -> str:
+    """The ``res://`` path of a project-relative path."""
+    return "res://" + rel
+
+
+def plan(project: Path) -> Plan:
+    """Walk ``project`` (not following links) and decide the whole copy; raises TreeError."""
+    root = Path(os.path.realpath(project))
+    out = Plan(root)
+    _walk(out, root, "", "", (root,))
+    return out
+
+
+def _walk(out: Plan, root: Path, rel: str, source: str, chain: tuple[Path, ...]) -> None:
+    """Plan the folder whose real place is ``root/source``, to appear at ``rel`` in the copy."""
+    here = root / source if source else root
+    try:
+        names = sorted(os.listdir(here))
+    except OSError as exc:
+        raise TreeChanged(
+            res_path(rel), f"{res_path(rel)} cannot be read: {exc.strerror}"
+        ) from None
+    for name in names:
+        if name in VCS_DIRS:
+            continue
+        rel_child = f"{rel}/{name}" if rel else name
+        src_child = f"{source}/{name}" if source else name
+        try:
+            st = os.lstat(here / name)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            out.links += 1
+            target = _resolve_link(root, here / name, rel_child)
+            if target is None:
+                continue  # dangling inside the project: Godot finds nothing there either
+            src_child = target.relative_to(root).as_posix() if target != root else ""
+            st = os.stat(target)
+            if stat.S_ISDIR(st.st_mode) and any(target == c for c in chain):
+                raise LinkLoop(
+                    res_path(rel_child),
+                    f"{res_path(rel_child)} is a link to a folder that contains it; "
+                    "exports cannot copy a loop",
+                )
+        _add(out, rel_child)
+        if stat.S_ISDIR(st.st_mode):
+            out.entries.append(Entry(rel_child, src_child, True, mode=stat.S_IMODE(st.st_mode)))
+            _walk(out, root, rel_child, src_child, (*chain, root / src_child))
+        elif stat.S_ISREG(st.st_mode):
+            mode = stat.S_IMODE(st.st_mode)
+            out.entries.append(Entry(rel_child, src_child, False, st.st_size, mode))
+            out.bytes += st.st_size
+        # sockets, FIFOs, devices: not project content
+
+
+def _add(out: Plan, rel: str) -> None:
+    if len(out.entries) >= MAX_ENTRIES:
+        raise TooManyEntries(
+            res_path(rel), f"the project has more than {MAX_ENTRIES} files and folders"
+        )
+
+
+def _resolve_link(root: Path, link: Path, rel: str) -> Path | None:
+    """The real target of ``link`` if it stays in the project; None when it dangles inside."""
+    try:
+        target = Path(os.path.realpath(link, strict=True))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkLoop(res_path(rel), f"{res_path(rel)} is a link that loops") from None
+        # Dangling: judge where it would point, as if it existed.
+        dangling = Path(os.path.realpath(link))
+        if not _inside(root, dangling):
+            raise LinkOutside(
+                res_path(rel),
+                f"{res_path(rel)} is a symbolic link to a place outside the project; "
+                "exports read the project only",
+            ) from None
+        return None
+    if not _inside(root, target):
+        raise LinkOutside(
+            res_path(rel),
+            f"{res_path(rel)} is a symbolic link to a place outside the project; "
+            "exports read the project only",
+        )
+    return target
+
+
+def _inside(root: Path, path: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def copy(p: Plan, dst: Path) -> int:
+    """Make the copy at ``dst`` (which must not exist); returns the bytes copied.
+
+    Sources are opened below a descriptor of the project root with ``O_NOFOLLOW`` on every
+    component: an entry that became a link since the plan raises TreeChanged.
+    """
+    dst.mkdir(mode=0o700)
+    root_fd = os.open(p.root, os.O_RDONLY | os.O_DIRECTORY)
+    copied = 0
+    try:
+        for entry in p.entries:
+            target = dst / entry.rel
+            if entry.is_dir:
+                target.mkdir(mode=0o700)
+                continue
+            copied += _copy_file(root_fd, entry, target)
+        for entry in reversed(p.entries):  # folders last, so their own writes do not change them
+            if entry.is_dir:
+                os.chmod(dst / entry.rel, (entry.mode | 0o700) & 0o777)
+    finally:
+        os.close(root_fd)
+    return copied
+
+
+def _copy_file(root_fd: int, entry: Entry, target: Path) -> int:
+    fd = _open_below(root_fd, entry)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _changed(entry)
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            done = 0
+            while True:
+                chunk = os.read(fd, _CHUNK)
+                if not chunk:
+                    break
+                view = memoryview(chunk)
+                while view:
+                    n = os.write(out, view)
+                    view = view[n:]
+                done += len(chunk)
+            os.fchmod(out, (entry.mode | 0o600) & 0o777)
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(out)
+        return done
+    finally:
+        os.close(fd)
+
+
+def _open_below(root_fd: int, entry: Entry) -> int:
+    """Open ``entry.source`` below ``root_fd`` without following any link on the way."""
+    parts = entry.source.split("/")
+    fd = root_fd
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            # O_NONBLOCK: a FIFO swapped in since the plan must not block the copy.
+            flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_NONBLOCK if last else os.O_DIRECTORY)
+            try:
+                nxt = os.open(part, flags, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                    raise _changed(entry) from None
+                raise
+            if fd != root_fd:
+                os.close(fd)
+            fd = nxt
+        return fd
+    except BaseException:
+        if fd != root_fd:
+            os.close(fd)
+        raise
+
+
+def disk_full(directory: Path, slack: int = 256 * 1024) -> bool:
+    """True when the filesystem of ``directory`` has (almost) no space left."""
+    try:
+        return shutil.disk_usage(directory).free < slack
+    except OSError:
+        return False
+
+
+def _changed(entry: Entry) -> TreeChanged:
+    where = res_path(entry.rel)
+    return TreeChanged(where, f"{where} changed while the project was being copied; try again")

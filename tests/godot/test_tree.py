@@ -1,0 +1,144 @@
+"""The private copy of a project: links judged where the project is, no link in the copy."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from godot_mcp.godot import tree
+
+
+def _project(root: Path) -> Path:
+    (root / "data").mkdir(parents=True)
+    (root / "project.godot").write_text("config_version=4\n")
+    (root / "data" / "real.txt").write_bytes(b"inside bytes")
+    (root / "data" / "deep").mkdir()
+    (root / "data" / "deep" / "leaf.txt").write_bytes(b"leaf")
+    return root
+
+
+def _links_in(root: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            if os.path.islink(os.path.join(dirpath, name)):
+                found.append(os.path.relpath(os.path.join(dirpath, name), root))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "target", "is_dir"),
+    [
+        ("passwd.txt", "/etc/passwd", False),
+        ("etc", "/etc", True),
+        ("rel.txt", "../../../store.db", False),
+        ("rel", "../../../blobs", True),
+        ("up.txt", "../outside.txt", False),
+        ("data/sneaky.txt", "../../outside.txt", False),
+        ("gone.txt", "/nonexistent/place", False),
+    ],
+)
+def test_a_link_out_of_the_project_is_refused_by_its_res_path(
+    tmp_path: Path, name: str, target: str, is_dir: bool
+) -> None:
+    project = _project(tmp_path / "a" / "b" / "project")
+    (tmp_path / "a" / "b" / "outside.txt").write_bytes(b"secret")
+    (project / name).symlink_to(target, target_is_directory=is_dir)
+    with pytest.raises(tree.LinkOutside) as exc:
+        tree.plan(project)
+    assert exc.value.res_path == f"res://{name}"
+    assert exc.value.message == (
+        f"res://{name} is a symbolic link to a place outside the project; "
+        "exports read the project only"
+    )
+    assert target not in exc.value.message.replace(f"res://{name}", "")
+
+
+def test_a_link_into_the_state_dir_beside_the_project_is_refused(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    state = tmp_path / "state"
+    state.mkdir()
+    (project / "state").symlink_to(state)
+    with pytest.raises(tree.LinkOutside):
+        tree.plan(project)
+
+
+@pytest.mark.parametrize(
+    ("links", "culprit"),
+    [
+        ({"a": "b", "b": "a"}, "res://a"),
+        ({"self.txt": "self.txt"}, "res://self.txt"),
+        ({"data/up": ".."}, "res://data/up"),
+        ({"root": "."}, "res://root"),
+        ({"data/deep/again": "../../data"}, "res://data/deep/again"),
+    ],
+)
+def test_a_link_that_loops_is_refused(tmp_path: Path, links: dict[str, str], culprit: str) -> None:
+    project = _project(tmp_path / "project")
+    for name, target in links.items():
+        (project / name).symlink_to(target)
+    with pytest.raises(tree.LinkLoop) as exc:
+        tree.plan(project)
+    assert exc.value.res_path == culprit
+
+
+def test_links_inside_become_plain_copies_and_dangling_ones_are_left_out(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    (project / "file_link.txt").symlink_to("data/real.txt")
+    (project / "abs_link.txt").symlink_to(project / "data" / "real.txt")
+    (project / "dir_link").symlink_to("data", target_is_directory=True)
+    (project / "data" / "chain.txt").symlink_to("../file_link.txt")
+    (project / "dangling.txt").symlink_to("data/missing.txt")
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref")
+    os.mkfifo(project / "pipe")
+    plan = tree.plan(project)
+    copy = tmp_path / "copy"
+    copied = tree.copy(plan, copy)
+    assert _links_in(copy) == []
+    assert (copy / "file_link.txt").read_bytes() == b"inside bytes"
+    assert (copy / "abs_link.txt").read_bytes() == b"inside bytes"
+    assert (copy / "dir_link" / "real.txt").read_bytes() == b"inside bytes"
+    assert (copy / "dir_link" / "deep" / "leaf.txt").read_bytes() == b"leaf"
+    assert (copy / "dir_link" / "chain.txt").read_bytes() == b"inside bytes"
+    assert not (copy / "dangling.txt").exists()
+    assert not (copy / ".git").exists()
+    assert not (copy / "pipe").exists()
+    assert copied == plan.bytes == sum(f.stat().st_size for f in copy.rglob("*") if f.is_file())
+    assert plan.links == 6  # chain.txt is met twice: in data/ and through dir_link/
+
+
+def test_a_file_swapped_for_a_link_after_the_plan_fails_the_copy(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    plan = tree.plan(project)
+    (project / "data" / "real.txt").unlink()
+    (project / "data" / "real.txt").symlink_to("/etc/passwd")
+    with pytest.raises(tree.TreeChanged) as exc:
+        tree.copy(plan, tmp_path / "copy")
+    assert exc.value.res_path == "res://data/real.txt"
+
+
+def test_a_folder_swapped_for_a_link_after_the_plan_fails_the_copy(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "leaf.txt").write_bytes(b"secret")
+    plan = tree.plan(project)
+    (project / "data" / "deep" / "leaf.txt").unlink()
+    (project / "data" / "deep").rmdir()
+    (project / "data" / "deep").symlink_to(outside / "deep")
+    with pytest.raises(tree.TreeChanged):
+        tree.copy(plan, tmp_path / "copy")
+
+
+def test_the_project_reached_through_a_link_judges_links_where_it_really_is(
+    tmp_path: Path,
+) -> None:
+    real = _project(tmp_path / "real")
+    (tmp_path / "alias").symlink_to(real)
+    (real / "abs.txt").symlink_to(tmp_path / "alias" / "data" / "real.txt")
+    plan = tree.plan(tmp_path / "alias")
+    tree.copy(plan, tmp_path / "copy")
+    assert (tmp_path / "copy" / "abs.txt").read_bytes() == b"inside bytes"

@@ -1,0 +1,185 @@
+"""Exports read the project and nothing else, and never register an output that is not whole."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import struct
+
+import anyio
+import pytest
+
+from tests.godot.export_fixtures import make_big_project, make_project
+from tests.runtime.conftest import require_godot
+from tests.runtime.test_captures import fetch, ok
+from tests.runtime.test_exports import run_export
+from tests.support.disks import fill, tmpfs
+from tests.support.servers import serve_project, stdio_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+
+# (link name in the project, target, target is a folder); "{state}" is the server's state dir.
+OUTSIDE = [
+    ("passwd.txt", "/etc/passwd", False),
+    ("etc", "/etc", True),
+    ("rel", "../../../blobs", True),
+    ("rel.txt", "../../../store.db", False),
+    ("data/up.txt", "../../state/store.db", False),
+    ("state", "{state}", True),
+    ("gone.txt", "/nonexistent/secret", False),
+]
+LOOPS = [("loop_a.txt", "loop_b.txt"), ("data/again", "..")]
+
+
+def pack_files(blob: bytes) -> dict[str, bytes]:
+    """The files of a Godot 3 pack (format 1, absolute offsets), by res:// path."""
+    count = struct.unpack_from("<I", blob, 84)[0]
+    pos, out = 88, {}
+    for _ in range(count):
+        (length,) = struct.unpack_from("<I", blob, pos)
+        path = blob[pos + 4 : pos + 4 + length].rstrip(b"\0").decode()
+        pos += 4 + length
+        offset, size = struct.unpack_from("<QQ", blob, pos)
+        pos += 32
+        out[path] = blob[offset : offset + size]
+    return out
+
+
+@pytest.fixture(scope="module")
+def link_env(tmp_path_factory: pytest.TempPathFactory):
+    require_godot("godot3-server")
+    base = tmp_path_factory.mktemp("links")
+    project = make_project(base / "project")
+    (project / "data").mkdir()
+    (project / "data" / "real.txt").write_bytes(b"inside bytes")
+    served = serve_project(project, base / "state")
+    yield served
+    served.http.stop()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_link_out_of_the_project_refuses_the_export_at_once_naming_it(
+    link_env, transport
+) -> None:
+    project, state = link_env.project, link_env.state_dir
+    cases = [(n, t.format(state=state), d) for n, t, d in OUTSIDE]
+    with anyio.fail_after(120):
+        async with link_env.connect(transport) as c:
+            for name, target, is_dir in [*cases, *((a, b, False) for a, b in LOOPS)]:
+                link = project / name
+                link.symlink_to(target, target_is_directory=is_dir)
+                if name == "loop_a.txt":
+                    (project / "loop_b.txt").symlink_to("loop_a.txt")
+                try:
+                    r = await c.call_tool("project.export", {"preset": "Pack", "kind": "pack"})
+                finally:
+                    link.unlink()
+                    if name == "loop_a.txt":
+                        (project / "loop_b.txt").unlink()
+                body = r.structured_content
+                assert body["outcome"] == "invalid_argument", (name, body)
+                assert f"res://{name}" in body["message"]
+                said = body["message"].replace(f"res://{name}", "")
+                assert str(state) not in said and "/etc" not in said and target not in said
+                # Refused before anything was made: no export, no work dir, no artifact.
+                assert list((state / "exports").iterdir()) == []
+                assert (await c.list_resources()).resources == []
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_links_inside_the_project_export_the_bytes_they_point_at(link_env, transport) -> None:
+    project = link_env.project
+    (project / "inside.txt").symlink_to("data/real.txt")
+    (project / "mirror").symlink_to("data", target_is_directory=True)
+    (project / "dangling.txt").symlink_to("data/not-there.txt")
+    try:
+        with anyio.fail_after(120):
+            async with link_env.connect(transport) as c:
+                body = await run_export(c, "Pack", "pack")
+                assert body["state"] == "succeeded", body
+                (out,) = body["outputs"]
+                files = pack_files(await fetch(c, out, chunk=4096))
+    finally:
+        for name in ("inside.txt", "mirror", "dangling.txt"):
+            (project / name).unlink()
+    assert files["res://inside.txt"] == b"inside bytes"
+    assert files["res://mirror/real.txt"] == b"inside bytes"
+    assert files["res://data/real.txt"] == b"inside bytes"
+    assert "res://dangling.txt" not in files
+
+
+async def test_a_full_disk_never_yields_a_succeeded_export_with_cut_short_outputs(tmp_path):
+    require_godot("godot3-server")
+    project = make_big_project(tmp_path / "big", mb=12)
+    with anyio.fail_after(240):
+        async with stdio_client(project, tmp_path / "ref-state") as c:
+            ref = await run_export(c, "Pack", "pack")
+            assert ref["state"] == "succeeded", ref
+            reference = ref["outputs"][0]["sha256"]
+        with tmpfs(tmp_path / "disk", "40m") as disk:
+            outcomes = []
+            async with stdio_client(project, disk / "state") as c:
+                for _ in range(4):
+                    r = await c.call_tool("project.export", {"preset": "Pack", "kind": "pack"})
+                    if r.structured_content["outcome"] != "ok":
+                        outcomes.append(("refused", r.structured_content))
+                        continue
+                    export_id = r.structured_content["export"]["id"]
+                    s = await c.call_tool(
+                        "project.export.status", {"export_id": export_id, "wait_seconds": 50}
+                    )
+                    body = s.structured_content["export"]
+                    outcomes.append((body["state"], body))
+                    for out in body["outputs"]:
+                        got = await fetch(c, out, chunk=512 * 1024)
+                        assert hashlib.sha256(got).hexdigest() == out["sha256"] == reference
+                await ok(c, "server.profile")  # the server still answers
+    states = [state for state, _ in outcomes]
+    assert states[0] == "succeeded", outcomes
+    assert set(states) <= {"succeeded", "failed", "refused"}, outcomes
+    # The disk holds the first output; the second copy cannot fit whole next to it.
+    assert states[1] != "succeeded", outcomes
+    for state, body in outcomes:
+        if state == "failed":
+            assert "not whole" in body["error"] or "could not be stored" in body["error"], body
+        if state == "refused":
+            assert body["outcome"] == "unavailable", body
+            assert "free" in body["message"], body
+
+
+async def test_an_export_the_disk_cannot_hold_is_unavailable_at_start(tmp_path):
+    require_godot("godot3-server")
+    project = make_big_project(tmp_path / "big", mb=8)
+    with tmpfs(tmp_path / "disk", "12m") as disk, anyio.fail_after(120):
+        async with stdio_client(project, disk / "state") as c:
+            r = await c.call_tool("project.export", {"preset": "Pack", "kind": "pack"})
+            body = r.structured_content
+            assert body["outcome"] == "unavailable", body
+            assert "bytes free" in body["message"] and str(disk) not in body["message"]
+            assert list((disk / "state" / "exports").iterdir()) == []
+            await ok(c, "server.profile")
+
+
+async def test_a_disk_filled_during_an_export_ends_it_with_a_typed_outcome(tmp_path):
+    """The export runs out of disk after it was admitted: it ends, the server lives on."""
+    require_godot("godot3-server")
+    project = make_big_project(tmp_path / "big", mb=2)
+    with tmpfs(tmp_path / "disk", "24m") as disk, anyio.fail_after(180):
+        async with stdio_client(project, disk / "state") as c:
+            started = await ok(c, "project.export", {"preset": "Pack", "kind": "pack"})
+            filler = fill(disk)
+            s = await c.call_tool(
+                "project.export.status",
+                {"export_id": started["export"]["id"], "wait_seconds": 50},
+            )
+            body = s.structured_content
+            assert body["outcome"] == "ok", body
+            assert body["export"]["state"] in ("succeeded", "failed"), body
+            for out in body["export"]["outputs"]:
+                got = await fetch(c, out, chunk=256 * 1024)
+                assert hashlib.sha256(got).hexdigest() == out["sha256"]
+            filler.unlink()
+            await ok(c, "server.profile")
+            again = await run_export(c, "Pack", "pack")
+            assert again["state"] == "succeeded", again
+    shutil.rmtree(tmp_path / "big")

@@ -1,0 +1,63 @@
+"""An export's end survives a database that refuses to record it (pure logic, on top of the
+real full-disk tests in test_export_safety and test_faults)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from godot_mcp.edge.deps import ServerDeps
+from godot_mcp.errors import StorageError
+from godot_mcp.runtime import exports as exports_module
+from godot_mcp.runtime.exports import ExportService
+from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.models import Export
+from godot_mcp.store.store import ArtifactStore
+from godot_mcp.store.values import Caller, Limits
+from tests.support.projects import make_project
+
+
+def test_an_end_the_database_refuses_is_answered_from_memory_then_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ArtifactStore(tmp_path / "state")
+    project = make_project(tmp_path / "project")
+    state = store.projects.observe(project)
+    caller = Caller("local", None, None, state.id)
+    deps = ServerDeps(store, project, "stdio", None, Limits())
+    service = ExportService(deps)
+    with write_session(store.engine) as s:
+        s.add(
+            Export(
+                id="e" * 22,
+                project_id=state.id,
+                generation=state.generation,
+                principal="local",
+                session_id=None,
+                launch_id=None,
+                preset="Pack",
+                kind="pack",
+                state="running",
+                owner_pid=1,
+                owner_start="0",
+                created_us=1,
+            )
+        )
+
+    def refuse(_engine):  # what a full disk does to SQLite's write
+        raise StorageError("the store's database refused the operation: database or disk is full")
+
+    monkeypatch.setattr(exports_module, "write_session", refuse)
+    service._settle("e" * 22, "failed", "the outputs could not be stored", None)  # no raise
+    assert service.settled("e" * 22)
+    view = service.view(caller, "e" * 22)
+    assert (view.state, view.error) == ("failed", "the outputs could not be stored")
+    monkeypatch.undo()
+    assert service.view(caller, "e" * 22).state == "failed"  # flushed now
+    assert service._unsettled == {}
+    with read_session(store.engine) as s:
+        row = s.get(Export, "e" * 22)
+        assert row is not None
+        assert (row.state, row.error) == ("failed", "the outputs could not be stored")
+    store.close()

@@ -1,0 +1,148 @@
+"""Faults in background work, private paths, children: the server lives on, says nothing private."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from godot_mcp.godot.templates import install_debian_templates
+from tests.runtime.conftest import copy_demo, require_godot
+from tests.runtime.test_captures import fetch, ok
+from tests.runtime.test_exports import run_export
+from tests.support.disks import tmpfs
+from tests.support.procs import children, zombies
+from tests.support.servers import http_client, make_tokens, run_admin, start_http, stdio_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+
+
+async def test_a_full_3_mib_disk_never_ends_the_server(tmp_path):
+    require_godot("godot3", "godot3-server", "godot3-runner", "Xvfb")
+    project = copy_demo(tmp_path / "demo")
+    data_home = tmp_path / "xdg-data"
+    assert install_debian_templates(data_home) is not None
+    env = {"DISPLAY": "", "XDG_DATA_HOME": str(data_home)}
+    with tmpfs(tmp_path / "disk", "3m") as disk, anyio.fail_after(240):
+        state = disk / "state"
+        async with stdio_client(project, state, env=env) as c:
+            sid = (await ok(c, "runtime.session.start"))["session"]["id"]
+            shot = (await ok(c, "runtime.screenshot.capture", {"session_id": sid}))["artifact"]
+            first = await fetch(c, shot)
+            for _ in range(2):
+                r = await c.call_tool(
+                    "runtime.recording.capture", {"session_id": sid, "frames": 300, "fps": 60}
+                )
+                body = r.structured_content
+                assert body["outcome"] in ("failed", "too_large"), body
+                if body["outcome"] == "failed":
+                    assert "disk is full" in body["message"], body
+            r = await c.call_tool("project.export", {"preset": "Linux/X11", "kind": "release"})
+            body = r.structured_content
+            if body["outcome"] == "ok":
+                body = (await run_export_status(c, body["export"]["id"]))["export"]
+                assert body["state"] == "failed", body
+            else:
+                assert body["outcome"] == "unavailable" and "free" in body["message"], body
+            # The server answers, the first screenshot is intact, the game still listed.
+            await ok(c, "server.profile")
+            assert await fetch(c, shot, chunk=7000) == first
+            listed = (await ok(c, "runtime.session.list"))["sessions"]
+            assert [(s["id"], s["state"]) for s in listed] == [(sid, "running")]
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+        done = run_admin("reconcile", "--json", "--state-dir", str(state))
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["missing_dropped"] == report["mismatched_dropped"] == 0
+
+
+async def run_export_status(client, export_id: str) -> dict:
+    r = await client.call_tool(
+        "project.export.status", {"export_id": export_id, "wait_seconds": 50}
+    )
+    assert r.structured_content["outcome"] == "ok", r.structured_content
+    return r.structured_content
+
+
+PRINTS_ITS_PATHS = """\
+extends Node2D
+
+func _ready():
+\tvar chain = PoolStringArray()
+\tvar p = OS.get_environment("XAUTHORITY")
+\twhile p != "" and p != "/" and chain.size() < 12:
+\t\tchain.append(p)
+\t\tp = p.get_base_dir()
+\tprint("CHAIN " + chain.join(" ; "))
+\tvar s = OS.get_environment("GODOT_MCP_STATE_DIR")
+\tprint("STATE " + s + " ; " + s.get_base_dir() + " ; " + s + "/blobs")
+\tget_tree().quit(3)
+"""
+
+
+async def test_no_text_names_the_state_dir_its_parent_or_anything_below(tmp_path):
+    require_godot("godot3", "godot3-server", "Xvfb")
+    # Outside /tmp and $HOME, so no generic temp-dir rule can hide a leak.
+    base = Path(tempfile.mkdtemp(prefix="godot-mcp-private-", dir="/var/tmp"))
+    try:
+        state = base / "state"
+        project = copy_demo(tmp_path / "demo")
+        (project / "leaky.gd").write_text(PRINTS_ITS_PATHS)
+        (project / "leaky.tscn").write_text(
+            '[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://leaky.gd" '
+            'type="Script" id=1]\n\n[node name="Leaky" type="Node2D"]\nscript = ExtResource( 1 )\n'
+        )
+        empty = tmp_path / "no-templates"
+        empty.mkdir()
+        env = {"DISPLAY": "", "GODOT_MCP_STATE_DIR": str(state), "XDG_DATA_HOME": str(empty)}
+        texts = []
+        with anyio.fail_after(180):
+            async with stdio_client(project, state, env=env) as c:
+                r = await c.call_tool(
+                    "runtime.session.start", {"scene": "res://leaky.tscn", "mode": "windowed"}
+                )
+                assert r.structured_content["outcome"] == "failed", r.structured_content
+                texts.append(r.structured_content["message"])
+                body = await run_export(c, "Linux/X11", "debug")
+                assert body["state"] == "failed", body
+                texts += [body["error"], body.get("log_tail", "")]
+        message = texts[0]
+        chain = "<tmp>/xvfb.auth ; <tmp> ; <state>/scratch/games ; <state>/scratch ; <state>"
+        assert f"CHAIN {chain} ; <private> ; /var/tmp ; /var" in message, message
+        assert "STATE <state> ; <private> ; <state>/blobs" in message, message
+        for text in texts:
+            assert str(base) not in text and str(state) not in text, text
+            assert os.path.realpath(base) not in text, text
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+async def test_games_of_an_ended_http_session_are_reaped(tmp_path):
+    require_godot("godot3-server")
+    project = copy_demo(tmp_path / "demo")
+    state = tmp_path / "state"
+    tokens = make_tokens(state, ["alice"])
+    server = start_http(project, state, tokens=tokens)
+    try:
+        with anyio.fail_after(90):
+            for _ in range(2):
+                async with http_client(server.url, tokens["alice"]) as c:
+                    await ok(c, "runtime.session.start", {"mode": "headless"})
+                    await ok(c, "runtime.session.start", {"mode": "headless"})
+                    assert len(children(server.process.pid)) == 2
+                # The client's DELETE ended the session: its games are killed and reaped.
+                deadline = time.monotonic() + 15
+                while children(server.process.pid) and time.monotonic() < deadline:
+                    await anyio.sleep(0.05)
+                assert children(server.process.pid) == []
+                while zombies(server.process.pid) and time.monotonic() < deadline:
+                    await anyio.sleep(0.05)
+                assert zombies(server.process.pid) == []
+    finally:
+        server.stop()
