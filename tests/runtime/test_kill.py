@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
 import anyio
 import pytest
 
+from godot_mcp.runtime.owner import me
 from tests.runtime.conftest import copy_demo, require_godot
 from tests.runtime.test_captures import ok
 from tests.support.procs import children, cmdline, wait_gone
-from tests.support.servers import http_client, make_tokens, start_http
+from tests.support.servers import http_client, make_tokens, run_admin, start_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot]
 
@@ -34,5 +36,15 @@ async def test_killing_the_server_kills_its_games_and_its_xvfb(tmp_path):
                 os.kill(server.process.pid, signal.SIGKILL)
                 server.process.wait(timeout=10)
         assert wait_gone(kids, timeout=10) == []
+        # Its scratch (Xvfb cookie, game logs) is left; reconcile removes it, never a live one's.
+        games = state / "scratch" / "games"
+        (dead,) = [p.name for p in games.iterdir()]
+        assert dead.startswith(f"{server.process.pid}-")
+        live = games / "-".join(map(str, me()))
+        live.mkdir()
+        done = run_admin("reconcile", "--json", "--state-dir", str(state))
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["extra"]["dead_scratch_removed"] == 1
+        assert [p.name for p in games.iterdir()] == [live.name]
     finally:
         server.stop()
