@@ -8,13 +8,20 @@ settings.load_profile("godot-mcp")
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    """Report how many real kill -9 points the crash tests ran."""
+    """Report how many real kill -9 the crash tests did: named points, random moments."""
     import sys
 
     crash = sys.modules.get("tests.store.test_crash")
-    if crash is not None and crash.ran:
-        named = sum(1 for p in crash.ran if not p.startswith("random:"))
+    if crash is None or not (crash.ran or crash.random_kills):
+        return
+    landed = sum(r.landed for r in crash.random_kills.values())
+    terminalreporter.write_line(
+        f"crash tests (GODOT_MCP_CRASH_SEED={crash.SEED}): kill -9 at {len(crash.ran)} named "
+        f"points and {landed} random moments inside the work"
+    )
+    for workload, r in crash.random_kills.items():
+        phases = ", ".join(f"{p} {n}" for p, n in sorted(r.phases.items()))
         terminalreporter.write_line(
-            f"crash tests: kill -9 at {named} named points and {len(crash.ran) - named} "
-            "random moments"
+            f"  {workload}: {r.landed} landed, {r.missed} missed (the operation had returned); "
+            f"hit: {phases}"
         )

@@ -273,7 +273,9 @@ class FsBlobStore:
                 if not second.is_dir():
                     continue
                 for entry in sorted(second.iterdir()):
-                    yield entry.name
+                    name = entry.name
+                    if is_sha256(name) and name[:2] == first.name and name[2:4] == second.name:
+                        yield name  # anything else is a stray, for iter_strays
 
     def iter_strays(self) -> Iterator[Path]:
         """Files in the shard tree whose name is not where their SHA-256 says."""

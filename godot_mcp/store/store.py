@@ -52,6 +52,52 @@ from godot_mcp.store.values import (
 _DIGEST_CACHE = 64
 
 
+class _DigestCache:
+    """A small thread-safe LRU of block digests by blob sha (at most ``_DIGEST_CACHE``).
+
+    Used from the event loop and from worker threads at once, so every access holds
+    ``_lock``; the lock guards only dictionary operations (never I/O), so it stays cheap.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._data: OrderedDict[str, bytes] = OrderedDict()
+
+    def get(self, sha: str) -> bytes | None:
+        """The cached digests (now the most recently used), or None."""
+        with self._lock:
+            digests = self._data.get(sha)
+            if digests is not None:
+                self._data.move_to_end(sha)
+            return digests
+
+    def put(self, sha: str, digests: bytes) -> None:
+        """Cache ``digests``, evicting the least recently used beyond the limit."""
+        with self._lock:
+            self._data[sha] = digests
+            self._data.move_to_end(sha)
+            while len(self._data) > _DIGEST_CACHE:
+                self._data.popitem(last=False)
+
+    def pop(self, sha: str) -> None:
+        """Forget one blob's digests (no error if they are not cached)."""
+        with self._lock:
+            self._data.pop(sha, None)
+
+    def clear(self) -> None:
+        """Forget everything (``reconcile`` calls this)."""
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._data)
+
+    def __contains__(self, sha: object) -> bool:
+        with self._lock:
+            return sha in self._data
+
+
 class SlowPath(Exception):
     """An inline read needs work too slow for an event loop; repeat it on a thread."""
 
@@ -132,7 +178,7 @@ class ArtifactStore:
         upgrade_to_head(self.engine)
         os.chmod(self.layout.db_path, 0o600)
         self.projects = Projects(self.engine)
-        self._digests: OrderedDict[str, bytes] = OrderedDict()
+        self._digests = _DigestCache()
         self._pending_gc: set[str] = set()
         self._verified: dict[str, tuple[int, int, int, int]] = {}
         self._last_used = 0
@@ -407,15 +453,12 @@ class ArtifactStore:
     def _block_digests(self, sha: str) -> bytes:
         cached = self._digests.get(sha)
         if cached is not None:
-            self._digests.move_to_end(sha)
             return cached
-        with read_session(self.engine) as s:
+        with read_session(self.engine) as s:  # outside the cache's lock
             digests = s.scalar(select(Blob.block_digests).where(Blob.sha256 == sha))
         if digests is None:
             raise NotFound("artifact not found")
-        self._digests[sha] = digests
-        if len(self._digests) > _DIGEST_CACHE:
-            self._digests.popitem(last=False)
+        self._digests.put(sha, digests)
         return digests
 
     def withdraw(self, sha: str) -> None:
@@ -423,8 +466,9 @@ class ArtifactStore:
         with write_session(self.engine) as s:
             s.execute(delete(Artifact).where(Artifact.sha256 == sha))
             s.execute(delete(Blob).where(Blob.sha256 == sha))
-        self._digests.pop(sha, None)
-        self._verified.pop(sha, None)
+        self._digests.pop(sha)
+        with self._gc_mutex:
+            self._verified.pop(sha, None)
         with self.lock.exclusive(timeout=30) as ok:
             if ok:
                 with read_session(self.engine) as s:

@@ -4,6 +4,13 @@ Artifacts over HTTP are bound to an MCP session. Revisions without sessions
 (2026-07-28) are refused with JSON-RPC -32022 listing the handshake revisions;
 SDK clients in auto mode then fall back to ``initialize``. Unauthenticated
 requests pass through so that the 401 of the auth layer comes first.
+
+A body over the SDK's limit gets the SDK's own 413 whatever revision it names:
+the refusal reads the body through the SDK's ``RequestBodyLimitMiddleware``
+with the SDK's ``DEFAULT_MAX_REQUEST_BODY_SIZE`` (the limit the session
+manager applies, as ``build_http_app`` leaves ``max_request_body_size`` at its
+default; pass the same ``max_body_size`` here if that ever changes), so the
+status, body and limit are the SDK's and no more than the limit is buffered.
 """
 
 from __future__ import annotations
@@ -13,40 +20,52 @@ from typing import Any
 
 from mcp import types
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-_MAX_BODY = 1 << 20
+
+def _version(scope: Any) -> str | None:
+    return next(
+        (v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-protocol-version"),
+        None,
+    )
 
 
 class RefuseSessionless:
     """ASGI middleware answering -32022 to POSTs of a non-handshake revision."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, max_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
         self.app = app
+        # Answers 413 (as the SDK does) before _refuse sees a too-large body.
+        self._limited = RequestBodyLimitMiddleware(self._refuse, max_body_size)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
             return await self.app(scope, receive, send)
-        version = next(
-            (v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-protocol-version"),
-            None,
-        )
+        version = _version(scope)
         if version is None or version in HANDSHAKE_PROTOCOL_VERSIONS:
             return await self.app(scope, receive, send)
         if not isinstance(scope.get("user"), AuthenticatedUser):
             return await self.app(scope, receive, send)
+        return await self._limited(scope, receive, send)
+
+    async def _refuse(self, scope: Any, receive: Any, send: Any) -> None:
+        """Answer -32022 (202 to a notification); the body is already within the limit."""
+        version = _version(scope)
         body = b""
         while True:
             message = await receive()
+            if message["type"] != "http.request":
+                break
             body += message.get("body", b"")
-            if len(body) > _MAX_BODY or not message.get("more_body"):
+            if not message.get("more_body"):
                 break
         request_id = None
         try:
             parsed = json.loads(body)
             if isinstance(parsed, dict):
                 request_id = parsed.get("id")
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: deeply nested JSON
             pass
         if request_id is None:
             await send({"type": "http.response.start", "status": 202, "headers": []})

@@ -368,3 +368,30 @@ def test_every_store_id_is_a_usable_export_work_dir(project: Path, tmp_path: Pat
         job = runner.prepare(project, preset, "pack", export_id, ["game.pck"])
         assert job.work_dir.name == export_id and (job.work_dir / "out").is_dir()
     assert sorted(p.name for p in work_dirs(tmp_path / "work")) == sorted(ids)
+
+
+@pytest.mark.parametrize("export_path", ["build/..", "build/.", "...", "build/", "..", "a\\.."])
+@pytest.mark.parametrize("kind", ["pack", "release", "debug"])
+def test_an_export_path_without_a_usable_file_name_is_refused(export_path: str, kind: str) -> None:
+    for platform in ("Linux/X11", "Windows Desktop", "HTML5", "Android"):
+        preset = Preset("My\nPreset", platform, export_path)
+        with pytest.raises(PresetsInvalid) as info:
+            expected_outputs("Export Test", preset, kind)
+        message = str(info.value)
+        assert "\n" not in message
+        assert "'My\\nPreset'" in message and repr(export_path) in message
+        assert "export_path" in message and "no usable file name" in message
+
+
+def test_names_with_dots_but_a_usable_file_name_are_unchanged() -> None:
+    linux = Preset("L", "Linux/X11", "build/game.x86_64")
+    assert expected_outputs("g", linux, "pack") == ["game.pck"]
+    assert expected_outputs("g", linux, "release") == ["game.x86_64", "game.pck"]
+    assert expected_outputs("g", linux, "debug") == ["game.x86_64", "game.pck"]
+    assert expected_outputs("g", Preset("L", "Linux/X11", "../out/a.b.c"), "pack") == ["a.b.pck"]
+    assert expected_outputs("g", Preset("L", "Linux/X11", "out/..x"), "release") == [
+        "..x",
+        "..pck",
+    ]
+    assert expected_outputs("g", Preset("L", "Linux/X11", "  "), "pack") == ["g.pck"]
+    assert expected_outputs("g", Preset("L", "Linux/X11", ""), "release") == ["g.x86_64", "g.pck"]

@@ -6,6 +6,7 @@ import pytest
 
 from godot_mcp.errors import NotFound
 from godot_mcp.store.reconcile import reconcile
+from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import NewArtifact
 from tests.store.conftest import Env, stdio_caller
 
@@ -64,3 +65,15 @@ def test_reconcile_removes_orphans_strays_and_stale_temp_files(env: Env) -> None
     assert report.stray_files_removed == 1
     assert list(env.store.blobs.iter_blobs()) == [keep.sha256]
     assert (evidence / "game.pck.tmp").read_bytes() == b"partial"
+
+
+def test_reconcile_removes_a_badly_named_file_in_the_shards_and_keeps_going(tmp_path) -> None:
+    store = ArtifactStore(tmp_path / "state")
+    shard = store.layout.blob_dir / "ab" / "cd"
+    shard.mkdir(parents=True)
+    (shard / "not-a-sha").write_bytes(b"x")
+    (shard / ("ef" * 32)).write_bytes(b"misplaced")
+    report = reconcile(store)
+    assert report.stray_files_removed == 2 and report.orphan_blobs_removed == 0
+    assert list(shard.iterdir()) == []
+    store.close()
