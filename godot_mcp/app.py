@@ -17,10 +17,12 @@ from pathlib import Path
 from mcp.server import Server
 
 from godot_mcp.config import Settings
-from godot_mcp.edge.deps import ServerDeps, ToolSpec, Transport
+from godot_mcp.edge.deps import ServerDeps, Transport
 from godot_mcp.edge.server import build_server
+from godot_mcp.edge.spec import Tool
 from godot_mcp.godot.locate import locate_godot
-from godot_mcp.services import close_services, open_services, session_ended
+from godot_mcp.runtime.context import Runtime
+from godot_mcp.services import close_services, session_ended
 from godot_mcp.store.ids import new_id
 from godot_mcp.store.reconcile import reconcile
 from godot_mcp.store.store import ArtifactStore, release_launch
@@ -45,22 +47,34 @@ async def open_app(
     settings: Settings,
     project: Path,
     transport: Transport,
-    extra_tools: Sequence[ToolSpec] = (),
+    extra_tools: Sequence[Tool] = (),
 ) -> AsyncIterator[App]:
     """Open the store, reconcile it, start services, build the server; clean up on exit."""
+    from godot_mcp.runtime.exports import ExportService
+    from godot_mcp.runtime.games import GameService
+
     store = ArtifactStore(settings.state_dir, settings.limits)
     try:
         report = reconcile(store)
         log.info("startup reconcile: %s", report.as_dict())
-        deps = ServerDeps(
+        runtime = Runtime(
             store=store,
             project=project,
+            godot=locate_godot(settings.godot, settings.godot_headless),
+            http=transport == "http",
+            capacity=settings.capacity,
+        )
+        exports = ExportService(runtime)
+        await exports.start()
+        deps = ServerDeps(
+            runtime=runtime,
             transport=transport,
             launch_id=new_id() if transport == "http" else None,
             limits=settings.limits,
+            games=GameService(runtime),
+            exports=exports,
+            names=settings.tool_names,
         )
-        deps.services["godot"] = locate_godot(settings.godot, settings.godot_headless)
-        await open_services(deps)
         try:
             yield App(build_server(deps, extra_tools), deps)
         finally:

@@ -10,19 +10,28 @@ import argparse
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
 
+from godot_mcp.edge.spec import NameStyle
 from godot_mcp.errors import ConfigError
+from godot_mcp.runtime.context import Capacity
 from godot_mcp.store.values import Limits
 
-_INT_OPTIONS = (
+_LIMIT_OPTIONS = (
     ("max_output_bytes", "GODOT_MCP_MAX_OUTPUT_BYTES", 512 * 1024),
     ("store_budget_bytes", "GODOT_MCP_STORE_BUDGET_BYTES", 256 * 1024 * 1024),
     ("retention_seconds", "GODOT_MCP_RETENTION_SECONDS", 900),
 )
+_SERVER_OPTIONS = (
+    ("max_game_sessions", "GODOT_MCP_MAX_GAME_SESSIONS", 4),
+    ("max_exports", "GODOT_MCP_MAX_EXPORTS", 2),
+    ("http_session_idle_seconds", "GODOT_MCP_HTTP_SESSION_IDLE_SECONDS", 1800),
+    ("max_http_sessions_per_principal", "GODOT_MCP_MAX_HTTP_SESSIONS_PER_PRINCIPAL", 32),
+)
+TOOL_NAME_STYLES = ("underscore", "dotted")
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,11 @@ class Settings:
     godot: str | None
     godot_headless: str | None
     limits: Limits
+    capacity: Capacity = field(default_factory=Capacity)
+    tool_names: NameStyle = "underscore"
+    allow_runtime_writes: bool = False
+    http_session_idle_seconds: int = 1800
+    max_http_sessions_per_principal: int = 32
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +57,12 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-output-bytes", metavar="N")
     parser.add_argument("--store-budget-bytes", metavar="N")
     parser.add_argument("--retention-seconds", metavar="N")
+    parser.add_argument("--tool-names", metavar="underscore|dotted")
+    parser.add_argument("--max-game-sessions", metavar="N")
+    parser.add_argument("--max-exports", metavar="N")
+    parser.add_argument("--allow-runtime-writes", action="store_true", default=None)
+    parser.add_argument("--http-session-idle-seconds", metavar="N")
+    parser.add_argument("--max-http-sessions-per-principal", metavar="N")
 
 
 def _positive_int(name: str, raw: str) -> int:
@@ -56,13 +76,17 @@ def resolve(
     args: argparse.Namespace, env: Mapping[str, str] = os.environ, project: Path | None = None
 ) -> Settings:
     """Turn parsed arguments plus the environment into Settings, or raise ConfigError."""
-    values: dict[str, int] = {}
-    for attr, var, default in _INT_OPTIONS:
-        raw = getattr(args, attr, None)
-        source = "--" + attr.replace("_", "-")
-        if raw is None and env.get(var):
-            raw, source = env[var], var
-        values[attr] = default if raw is None else _positive_int(source, raw)
+    values = _integers(args, env, _LIMIT_OPTIONS)
+    server = _integers(args, env, _SERVER_OPTIONS)
+    style = _explicit(args, "tool_names", "--tool-names", env, "GODOT_MCP_TOOL_NAMES")
+    if style is not None and style not in TOOL_NAME_STYLES:
+        raise ConfigError(f"--tool-names must be underscore or dotted, got {style!r}")
+    writes = getattr(args, "allow_runtime_writes", None)
+    if writes is None:
+        flag = env.get("GODOT_MCP_ALLOW_RUNTIME_WRITES", "")
+        if flag not in ("", "0", "1"):
+            raise ConfigError(f"GODOT_MCP_ALLOW_RUNTIME_WRITES must be 0 or 1, got {flag!r}")
+        writes = flag == "1"
     state = _explicit(args, "state_dir", "--state-dir", env, "GODOT_MCP_STATE_DIR")
     state_dir = Path(state) if state else Path(platformdirs.user_state_dir("godot-mcp"))
     state_dir = state_dir.expanduser().resolve()
@@ -82,7 +106,26 @@ def resolve(
             project is not None,
         ),
         limits=Limits(**values),
+        capacity=Capacity(server["max_game_sessions"], server["max_exports"]),
+        tool_names="dotted" if style == "dotted" else "underscore",
+        allow_runtime_writes=bool(writes),
+        http_session_idle_seconds=server["http_session_idle_seconds"],
+        max_http_sessions_per_principal=server["max_http_sessions_per_principal"],
     )
+
+
+def _integers(
+    args: argparse.Namespace, env: Mapping[str, str], options: tuple[tuple[str, str, int], ...]
+) -> dict[str, int]:
+    """Positive integer options: the command line, else the environment, else the default."""
+    values: dict[str, int] = {}
+    for attr, var, default in options:
+        raw = getattr(args, attr, None)
+        source = "--" + attr.replace("_", "-")
+        if raw is None and env.get(var):
+            raw, source = env[var], var
+        values[attr] = default if raw is None else _positive_int(source, raw)
+    return values
 
 
 def _explicit(

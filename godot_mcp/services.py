@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol
+from typing import Protocol
 
 from godot_mcp.edge.deps import ServerDeps
 from godot_mcp.store.store import release_session_id
@@ -18,19 +18,8 @@ class Service(Protocol):
     async def aclose(self) -> None: ...
 
 
-def _services(deps: ServerDeps) -> list[Any]:
-    return [deps.services[k] for k in ("games", "exports") if k in deps.services]
-
-
-async def open_services(deps: ServerDeps) -> None:
-    """Start the game-session and export services."""
-    from godot_mcp.runtime.exports import ExportService
-    from godot_mcp.runtime.games import GameService
-
-    deps.services["games"] = GameService(deps)
-    exports = ExportService(deps)
-    await exports.start()
-    deps.services["exports"] = exports
+def _services(deps: ServerDeps) -> list[Service]:
+    return [deps.games, deps.exports]
 
 
 async def close_services(deps: ServerDeps) -> None:

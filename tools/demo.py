@@ -56,7 +56,9 @@ def say(text: str) -> None:
 
 
 async def call(client: Client, tool: str, args: dict[str, Any] | None = None, **kw: Any) -> dict:
-    result = await client.call_tool(tool, args or {}, **kw)
+    # Tools are listed with "_" for "."; the listed name lets the client check the answer
+    # against the tool's outputSchema.
+    result = await client.call_tool(tool.replace(".", "_"), args or {}, **kw)
     body = result.structured_content or {}
     if body.get("outcome") != "ok":
         raise SystemExit(f"demo: {tool} answered {body.get('outcome')}: {body.get('message')}")
@@ -98,7 +100,7 @@ async def export(client: Client, preset: str, kind: str, out: Path) -> list[dict
     body = await call(
         client,
         "project.export.status",
-        {"export_id": export_id, "wait_seconds": 60},
+        {"export_id": export_id, "wait_seconds": 50},
         progress_callback=progress,
     )
     state = body["export"]["state"]

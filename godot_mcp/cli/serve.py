@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from godot_mcp.cli.common import fail
 from godot_mcp.config import OneLineParser, Settings, add_common_options, check_project, resolve
-from godot_mcp.edge.deps import ToolSpec
+from godot_mcp.edge.spec import Tool
 from godot_mcp.errors import ConfigError, GodotMcpError
 
 PROG = "godot-mcp"
@@ -76,7 +76,7 @@ def _check_listen(host: str, port: int) -> None:
 
 
 async def _run(
-    settings: Settings, args: argparse.Namespace, project: Path, extra: Sequence[ToolSpec]
+    settings: Settings, args: argparse.Namespace, project: Path, extra: Sequence[Tool]
 ) -> None:
     from godot_mcp.app import open_app
 
@@ -86,14 +86,18 @@ async def _run(
 
             await serve_stdio(app.server)
         else:
-            from godot_mcp.transports.http import serve_http
+            from godot_mcp.transports.http import HttpOptions, serve_http
 
+            options = HttpOptions(
+                idle_seconds=settings.http_session_idle_seconds,
+                max_sessions_per_principal=settings.max_http_sessions_per_principal,
+            )
             await serve_http(
-                app.server, app.deps.store, args.host, _port(args.port), app.on_session_end
+                app.server, app.deps.store, args.host, _port(args.port), app.on_session_end, options
             )
 
 
-def main(argv: Sequence[str] | None = None, extra_tools: Sequence[ToolSpec] = ()) -> int:
+def main(argv: Sequence[str] | None = None, extra_tools: Sequence[Tool] = ()) -> int:
     """Entry point of ``godot-mcp``. ``extra_tools`` is for tests only."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(

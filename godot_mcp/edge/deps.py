@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from mcp import types
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 
-from godot_mcp.errors import NotFound, Unavailable
+from godot_mcp.errors import NotFound
+from godot_mcp.runtime.context import Runtime
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, Limits
+
+if TYPE_CHECKING:
+    from godot_mcp.edge.spec import NameStyle, Tools
+    from godot_mcp.runtime.exports import ExportService
+    from godot_mcp.runtime.games import GameService
 
 Transport = Literal["stdio", "http"]
 
@@ -22,23 +26,26 @@ Transport = Literal["stdio", "http"]
 class ServerDeps:
     """Everything the tools and resources need; built once per server process."""
 
-    store: ArtifactStore
-    project: Path
+    runtime: Runtime
     transport: Transport
     launch_id: str | None
     limits: Limits
-    services: dict[str, Any] = field(default_factory=dict)
+    games: GameService
+    exports: ExportService
+    names: NameStyle = "underscore"
+    tools: Tools | None = field(default=None)
 
     @property
     def http(self) -> bool:
         return self.transport == "http"
 
-    def service(self, name: str) -> Any:
-        """A running service (``games``, ``exports``), or Unavailable."""
-        found = self.services.get(name)
-        if found is None:
-            raise Unavailable(f"{name} are not available in this server")
-        return found
+    @property
+    def store(self) -> ArtifactStore:
+        return self.runtime.store
+
+    @property
+    def project(self) -> Path:
+        return self.runtime.project
 
 
 @dataclass(frozen=True)
@@ -64,47 +71,15 @@ def identify(ctx: ServerRequestContext[Any, Any], deps: ServerDeps) -> Who:
 
 @dataclass
 class ToolCall:
-    """One tool invocation, resolved: caller, current generation, arguments."""
+    """One tool invocation, resolved: caller, current generation, checked arguments."""
 
     ctx: ServerRequestContext[Any, Any]
     deps: ServerDeps
     who: Who
     caller: Caller
     generation: int
-    arguments: dict[str, Any]
+    args: dict[str, Any]
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         """Send a progress notification if the call carried a progress token."""
         await self.ctx.session.report_progress(done, total, message)
-
-
-ToolHandler = Callable[[ToolCall], Awaitable[types.CallToolResult]]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One tool: its declaration, its handler and what makes it available."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    handler: ToolHandler
-    availability: Callable[[ServerDeps], str] = lambda _deps: "available"
-
-    def declaration(self) -> types.Tool:
-        """The MCP declaration of this tool."""
-        return types.Tool(
-            name=self.name, description=self.description, input_schema=self.input_schema
-        )
-
-
-def schema(properties: dict[str, Any] | None = None, required: list[str] | None = None) -> dict:
-    """A closed JSON object schema."""
-    out: dict[str, Any] = {
-        "type": "object",
-        "properties": properties or {},
-        "additionalProperties": False,
-    }
-    if required:
-        out["required"] = required
-    return out

@@ -72,16 +72,19 @@ def refusal(exc: GodotMcpError, *, http: bool, **fields: Any) -> types.CallToolR
 def resource_error(uri: str, exc: GodotMcpError | None, *, http: bool) -> MCPError:
     """The JSON-RPC error of a refused resource read.
 
-    Over HTTP it is the same for every cause; over stdio ``data.outcome`` says why.
+    Over HTTP it is the same for every cause; over stdio the message and ``data.outcome`` say
+    why, so a person reading a client's log can tell an expired artifact from a bad range.
     """
     data: dict[str, Any] = {"uri": uri, "outcome": "not_found"}
+    message = "Resource not found"
     if not http and exc is not None:
-        data["outcome"] = (
-            exc.outcome
-            if exc.outcome in ("not_found", "permission_denied", "out_of_range")
-            else "not_found"
-        )
-        if isinstance(exc, OutOfRange):
-            data["size"] = exc.size
-            data["max_output_bytes"] = exc.max_output_bytes
-    return MCPError(code=types.INVALID_PARAMS, message="Resource not found", data=data)
+        if exc.outcome == "permission_denied":
+            data["outcome"], message = "permission_denied", "Permission denied"
+        elif isinstance(exc, OutOfRange):
+            data.update(
+                outcome="out_of_range", size=exc.size, max_output_bytes=exc.max_output_bytes
+            )
+            message = (
+                f"Range not admitted: size {exc.size}, max_output_bytes {exc.max_output_bytes}"
+            )
+    return MCPError(code=types.INVALID_PARAMS, message=message, data=data)

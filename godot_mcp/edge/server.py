@@ -11,59 +11,60 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
 import godot_mcp
-from godot_mcp.edge.deps import ServerDeps, ToolCall, ToolSpec, identify
+from godot_mcp.edge.deps import ServerDeps, ToolCall, identify
 from godot_mcp.edge.outcomes import refusal, tool_result
 from godot_mcp.edge.resources import make_handlers
+from godot_mcp.edge.spec import Tool, Tools
 from godot_mcp.errors import GodotMcpError, InvalidArgument
 from godot_mcp.store.values import Caller
 
 log = logging.getLogger(__name__)
 
 
-def shipped_tools() -> list[ToolSpec]:
+def shipped_tools() -> list[Tool]:
     """Every tool the shipped server offers."""
     from godot_mcp.edge import tools_core, tools_export, tools_runtime
 
     return [*tools_core.TOOLS, *tools_runtime.TOOLS, *tools_export.TOOLS]
 
 
-def build_server(deps: ServerDeps, extra_tools: Sequence[ToolSpec] = ()) -> Server:
+def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
     """Build the server. ``extra_tools`` exists for tests; the shipped server has none."""
-    tools = {t.name: t for t in [*shipped_tools(), *extra_tools]}
-    deps.services["tools"] = tools
+    tools = Tools([*shipped_tools(), *extra_tools], deps.names)
+    deps.tools = tools
+    declared = [t.declaration(deps.names) for t in tools.all]
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[t.declaration() for t in tools.values()], ttl_ms=0, cache_scope="private"
-        )
+        return types.ListToolsResult(tools=declared, ttl_ms=0, cache_scope="private")
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        spec = tools.get(params.name)
+        tool = tools.find(params.name)
         try:
-            if spec is None:
-                raise InvalidArgument(f"unknown tool: {params.name}")
-            who = identify(ctx, deps)
-            state = deps.store.projects.observe(deps.project)
+            if tool is None:
+                raise InvalidArgument(f"unknown tool: {params.name[:100]}")
             raw = params.arguments
             if raw is not None and not isinstance(raw, dict):
                 raise InvalidArgument("arguments must be an object")
+            who = identify(ctx, deps)
+            state = deps.store.projects.observe(deps.project)
+            args = tool.parse(raw)
             call = ToolCall(
                 ctx=ctx,
                 deps=deps,
                 who=who,
                 caller=Caller(who.principal, who.session_id, who.launch_id, state.id),
                 generation=state.generation,
-                arguments=dict(raw or {}),
+                args=args,
             )
-            return await spec.handler(call)
+            return await tool.handler(call)
         except GodotMcpError as exc:
             return refusal(exc, http=deps.http)
         except Exception:
-            log.exception("tool %s failed", params.name)
+            log.exception("tool %s failed", params.name[:100])
             return tool_result({"outcome": "failed", "message": "internal error"})
 
     return Server(

@@ -6,39 +6,43 @@ from typing import Any
 
 from mcp import types
 
-from godot_mcp.edge.args import Args
-from godot_mcp.edge.deps import ServerDeps, ToolCall, ToolSpec, schema
+from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.resources import blob_contents, read_artifact
-from godot_mcp.godot.presets import (
-    PresetsError,
-    project_name,
-    read_config,
-    read_presets,
-)
+from godot_mcp.edge.spec import INTEGER, STRING, Arg, Tool
+from godot_mcp.godot.presets import PresetsError, project_name, read_config, read_presets
 
 
 def _godot_facts(deps: ServerDeps) -> dict[str, Any]:
-    install = deps.services.get("godot")
+    install = deps.runtime.godot
+    return {"version": install.version, "headless_version": install.headless_version}
+
+
+def capacity(deps: ServerDeps) -> dict[str, int]:
+    """The ``capacity`` object of ``server.profile``."""
+    cap = deps.runtime.capacity
     return {
-        "version": getattr(install, "version", None),
-        "headless_version": getattr(install, "headless_version", None),
+        "max_game_sessions": cap.max_game_sessions,
+        "max_exports": cap.max_exports,
+        "game_sessions_running": deps.games.running(),
+        "exports_running": deps.exports.running(),
     }
 
 
 async def server_profile(call: ToolCall) -> types.CallToolResult:
-    Args(call.arguments, set())
     deps = call.deps
-    tools = deps.services["tools"]
+    assert deps.tools is not None
+    tools = deps.tools
     return ok(
         limits={
             "max_output_bytes": deps.limits.max_output_bytes,
             "store_budget_bytes": deps.limits.store_budget_bytes,
             "retention_seconds": deps.limits.retention_seconds,
         },
+        capacity=capacity(deps),
         transport=deps.transport,
         godot=_godot_facts(deps),
-        availability={name: spec.availability(deps) for name, spec in tools.items()},
+        availability={tools.listed(t): t.availability(deps) for t in tools.all},
     )
 
 
@@ -52,7 +56,6 @@ def _main_scene(deps: ServerDeps) -> str | None:
 
 
 async def project_info(call: ToolCall) -> types.CallToolResult:
-    Args(call.arguments, set())
     try:
         presets = [p.name for p in read_presets(call.deps.project)]
     except PresetsError:
@@ -70,13 +73,12 @@ async def project_info(call: ToolCall) -> types.CallToolResult:
 
 
 async def project_reload(call: ToolCall) -> types.CallToolResult:
-    Args(call.arguments, set())
     state = call.deps.store.projects.advance(call.deps.project)
     return ok(generation=state.generation)
 
 
 async def artifacts_read(call: ToolCall) -> types.CallToolResult:
-    uri = Args(call.arguments, {"uri"}).string("uri", required=True)
+    uri = call.args["uri"]
     result = await read_artifact(call.deps, call.caller, uri)  # caller resolved once per call
     return ok(
         [types.EmbeddedResource(resource=blob_contents(result))],
@@ -89,33 +91,108 @@ async def artifacts_read(call: ToolCall) -> types.CallToolResult:
     )
 
 
+_NULLABLE_STRING = {"type": ["string", "null"]}
+_AVAILABILITY = {"type": "object", "additionalProperties": STRING}
+
 TOOLS = [
-    ToolSpec(
+    Tool(
         "server.profile",
-        "Limits, transport, the Godot found, and which tools are available (and why not).",
-        schema(),
+        "Server profile",
+        "Limits, capacity, transport, the Godot found, and which tools are available (and why "
+        "not). Cheap: reads no project file.",
         server_profile,
+        answer={
+            "limits": {
+                "type": "object",
+                "properties": {
+                    "max_output_bytes": INTEGER,
+                    "store_budget_bytes": INTEGER,
+                    "retention_seconds": INTEGER,
+                },
+                "required": ["max_output_bytes", "store_budget_bytes", "retention_seconds"],
+                "additionalProperties": False,
+            },
+            "capacity": {
+                "type": "object",
+                "properties": {
+                    "max_game_sessions": INTEGER,
+                    "max_exports": INTEGER,
+                    "game_sessions_running": INTEGER,
+                    "exports_running": INTEGER,
+                },
+                "required": [
+                    "max_game_sessions",
+                    "max_exports",
+                    "game_sessions_running",
+                    "exports_running",
+                ],
+                "additionalProperties": False,
+            },
+            "transport": {"enum": ["stdio", "http"]},
+            "godot": {
+                "type": "object",
+                "properties": {"version": _NULLABLE_STRING, "headless_version": _NULLABLE_STRING},
+                "required": ["version", "headless_version"],
+                "additionalProperties": False,
+            },
+            "availability": _AVAILABILITY,
+        },
+        required=("limits", "capacity", "transport", "godot", "availability"),
+        read_only=True,
+        idempotent=True,
     ),
-    ToolSpec(
+    Tool(
         "project.info",
-        "The project's name, current generation, main scene and export preset names.",
-        schema(),
+        "Project info",
+        "The project's name, current generation, main scene and export preset names. Reads "
+        "project.godot and export_presets.cfg.",
         project_info,
+        answer={
+            "name": STRING,
+            "generation": INTEGER,
+            "main_scene": _NULLABLE_STRING,
+            "export_presets": {"type": "array", "items": STRING},
+        },
+        required=("name", "generation", "main_scene", "export_presets"),
+        read_only=True,
+        idempotent=True,
     ),
-    ToolSpec(
+    Tool(
         "project.reload",
-        "Start a new project generation: every artifact of older generations stops resolving.",
-        schema(),
+        "Start a new project generation",
+        "Start a new project generation: every artifact of older generations stops resolving "
+        "(their bytes are released at the next registration).",
         project_reload,
+        answer={"generation": INTEGER},
+        required=("generation",),
+        destructive=True,
     ),
-    ToolSpec(
+    Tool(
         "artifacts.read",
+        "Read an artifact",
         "Read an artifact URI (optionally ?offset=O&length=L) for clients that never read "
-        "resources; answers the bytes as an embedded resource, with the same checks.",
-        schema(
-            {"uri": {"type": "string", "description": "godot-mcp://artifacts/ID[?offset&length]"}},
-            ["uri"],
-        ),
+        "resources; answers the bytes as an embedded resource, with the same checks as "
+        "resources/read. At most max_output_bytes per call: read larger artifacts in ranges.",
         artifacts_read,
+        args=(
+            Arg(
+                "uri",
+                "string",
+                "godot-mcp://artifacts/ID[?offset=O&length=L]",
+                required=True,
+                schema_extra={"maxLength": 1024},
+            ),
+        ),
+        answer={
+            "uri": STRING,
+            "mime_type": STRING,
+            "offset": INTEGER,
+            "length": INTEGER,
+            "size": INTEGER,
+            "sha256": STRING,
+        },
+        required=("uri", "mime_type", "offset", "length", "size", "sha256"),
+        read_only=True,
+        idempotent=True,
     ),
 ]

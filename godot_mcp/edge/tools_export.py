@@ -8,14 +8,16 @@ from typing import Any
 import anyio
 from mcp import types
 
-from godot_mcp.edge.args import Args
-from godot_mcp.edge.deps import ServerDeps, ToolCall, ToolSpec, schema
+from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
+from godot_mcp.edge.spec import ARTIFACT, STRING, Arg, Tool
 from godot_mcp.godot.presets import KINDS
-from godot_mcp.runtime.exports import ExportService, ExportView
+from godot_mcp.runtime.exports import ExportView
 
-PROGRESS_EVERY_S = 0.5
+PROGRESS_EVERY_S = 0.5  # at least one notification a second while a call waits
+MAX_WAIT_S = 50  # below the 60 s default request timeout of common clients
+STATES = ("running", "succeeded", "failed", "interrupted", "cancelled")
 
 
 def describe(view: ExportView) -> dict[str, Any]:
@@ -34,87 +36,129 @@ def describe(view: ExportView) -> dict[str, Any]:
     return out
 
 
-def _service(call: ToolCall) -> ExportService:
-    service: ExportService = call.deps.service("exports")
-    return service
-
-
 def availability(deps: ServerDeps) -> str:
-    service = deps.services.get("exports")
-    return service.availability() if service is not None else "unavailable: not started"
+    return deps.exports.availability()
 
 
 async def export_start(call: ToolCall) -> types.CallToolResult:
-    args = Args(call.arguments, {"preset", "kind"})
-    preset = args.string("preset", required=True)
-    kind = args.choice("kind", KINDS, "release")
-    export_id = await _service(call).begin(call.caller, call.generation, preset, kind)
+    a = call.args
+    export_id = await call.deps.exports.begin(call.caller, call.generation, a["preset"], a["kind"])
     return ok(export={"id": export_id, "state": "running"})
 
 
+class Progress:
+    """Progress notifications of one call: strictly increasing, ``total`` only when exact."""
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.last = 0.0
+
+    async def running(self, done: int, estimate: int) -> None:
+        self.last = max(float(done), self.last + 1.0)
+        await self.call.progress(self.last, None, f"{done} bytes written of about {estimate}")
+
+    async def ended(self, state: str) -> None:
+        self.last += 1.0
+        await self.call.progress(self.last, self.last, f"the export {state}")
+
+
 async def export_status(call: ToolCall) -> types.CallToolResult:
-    args = Args(call.arguments, {"export_id", "wait_seconds"})
-    export_id = args.string("export_id", required=True)
-    wait = args.number("wait_seconds", 0, 60, 0)
-    service = _service(call)
+    export_id, wait = call.args["export_id"], call.args["wait_seconds"]
+    service = call.deps.exports
     view = service.view(call.caller, export_id)
     if view.state == "running" and wait > 0:
+        progress = Progress(call)
         deadline = time.monotonic() + wait
         next_note = 0.0
         while time.monotonic() < deadline and not service.settled(export_id):
             now = time.monotonic()
             if now >= next_note:
-                progress = service.progress(export_id)
-                if progress is not None:
-                    done, total = progress
-                    await call.progress(done, total, f"{done} of about {total} bytes written")
+                done, estimate = service.progress(export_id) or (0, 0)
+                await progress.running(done, estimate)
                 next_note = now + PROGRESS_EVERY_S
             await anyio.sleep(0.05)
         view = service.view(call.caller, export_id)
+        if view.state != "running":
+            await progress.ended(view.state)
     links: list[types.ContentBlock] = [resource_link(o) for o in view.outputs]
     return ok(links, export=describe(view))
 
 
 async def export_cancel(call: ToolCall) -> types.CallToolResult:
-    export_id = Args(call.arguments, {"export_id"}).string("export_id", required=True)
-    state = await _service(call).cancel(call.caller, export_id)
+    export_id = call.args["export_id"]
+    state = await call.deps.exports.cancel(call.caller, export_id)
     return ok(export={"id": export_id, "state": state}, state=state)
 
 
+EXPORT_ID = Arg("export_id", "string", "an id from project.export", required=True)
+_STATE = {"enum": list(STATES)}
+_EXPORT = {
+    "type": "object",
+    "properties": {
+        "id": STRING,
+        "preset": STRING,
+        "kind": {"enum": list(KINDS)},
+        "state": _STATE,
+        "outputs": {"type": "array", "items": ARTIFACT},
+        "error": STRING,
+        "log_tail": STRING,
+    },
+    "required": ["id", "preset", "kind", "state", "outputs"],
+    "additionalProperties": False,
+}
+_STARTED = {
+    "type": "object",
+    "properties": {"id": STRING, "state": _STATE},
+    "required": ["id", "state"],
+    "additionalProperties": False,
+}
+
 TOOLS = [
-    ToolSpec(
+    Tool(
         "project.export",
-        "Export the project with one of its presets (kind release, debug or pack). Answers at "
-        "once with the export's id; follow it with project.export.status.",
-        schema(
-            {
-                "preset": {"type": "string", "description": "an export preset name"},
-                "kind": {"type": "string", "enum": list(KINDS), "default": "release"},
-            },
-            ["preset"],
-        ),
+        "Export the project",
+        "Export the project with one of its presets. Answers at once with the export's id; "
+        "the export runs Godot on a private copy of the project (seconds to minutes, disk for "
+        "a copy plus the outputs). Follow it with {project.export.status}.",
         export_start,
-        availability,
-    ),
-    ToolSpec(
-        "project.export.status",
-        "State of an export; on success its outputs as artifacts. wait_seconds (0-60) waits "
-        "for the export to end, with progress notifications when a progress token is given.",
-        schema(
-            {
-                "export_id": {"type": "string"},
-                "wait_seconds": {"type": "number", "minimum": 0, "maximum": 60, "default": 0},
-            },
-            ["export_id"],
+        args=(
+            Arg(
+                "preset", "string", "an export preset name (project.info lists them)", required=True
+            ),
+            Arg("kind", "string", choices=KINDS, default="release"),
         ),
-        export_status,
-        availability,
+        answer={"export": _STARTED},
+        required=("export",),
+        availability=availability,
     ),
-    ToolSpec(
+    Tool(
+        "project.export.status",
+        "Export status",
+        "State of an export; on success its outputs as artifacts. With wait_seconds it returns "
+        "as soon as the export ends or the time is up, sending progress notifications when "
+        "the call carries a progress token.",
+        export_status,
+        args=(
+            EXPORT_ID,
+            Arg("wait_seconds", "number", minimum=0, maximum=MAX_WAIT_S, default=0),
+        ),
+        answer={"export": _EXPORT},
+        required=("export",),
+        read_only=True,
+        idempotent=True,
+        availability=availability,
+    ),
+    Tool(
         "project.export.cancel",
-        "Cancel a running export: its process is stopped and nothing is registered.",
-        schema({"export_id": {"type": "string"}}, ["export_id"]),
+        "Cancel an export",
+        "Cancel a running export: its process is stopped, its scratch removed and nothing is "
+        "registered. An export that already ended keeps its state.",
         export_cancel,
-        availability,
+        args=(EXPORT_ID,),
+        answer={"export": _STARTED, "state": _STATE},
+        required=("export", "state"),
+        destructive=True,
+        idempotent=True,
+        availability=availability,
     ),
 ]

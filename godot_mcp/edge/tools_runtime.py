@@ -6,29 +6,21 @@ from typing import Any
 
 from mcp import types
 
-from godot_mcp.edge.args import Args
-from godot_mcp.edge.deps import ServerDeps, ToolCall, ToolSpec, schema
+from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
-from godot_mcp.errors import InvalidArgument
-from godot_mcp.runtime.games import GameService, Managed
+from godot_mcp.edge.spec import ARTIFACT, INTEGER, STRING, Arg, Availability, Tool
+from godot_mcp.godot import session as limits
+from godot_mcp.runtime.games import Managed
 
-MAX_RECORDING_S = 30
-
-
-def _service(call: ToolCall) -> GameService:
-    service: GameService = call.deps.service("games")
-    return service
+MODES = ("windowed", "headless")
 
 
-def _availability(*modes: str) -> Any:
+def _availability(*modes: str) -> Availability:
     """Available when any of ``modes`` is; else the first mode's reason."""
 
     def check(deps: ServerDeps) -> str:
-        service = deps.services.get("games")
-        if service is None:
-            return "unavailable: not started"
-        answers = [service.availability(m) for m in modes]
+        answers = [deps.games.availability(m) for m in modes]
         return "available" if "available" in answers else answers[0]
 
     return check
@@ -42,92 +34,120 @@ def _session(m: Managed) -> dict[str, Any]:
 
 
 async def session_start(call: ToolCall) -> types.CallToolResult:
-    args = Args(call.arguments, {"mode", "scene"})
-    mode = args.choice("mode", ("windowed", "headless"), "windowed")
-    scene = args.optional_string("scene")
-    managed = await _service(call).start(call.caller, mode, scene)
+    managed = await call.deps.games.start(call.caller, call.args["mode"], call.args["scene"])
     return ok(session=_session(managed))
 
 
 async def session_list(call: ToolCall) -> types.CallToolResult:
-    Args(call.arguments, set())
-    return ok(sessions=[_session(m) for m in _service(call).list(call.caller)])
+    return ok(sessions=[_session(m) for m in call.deps.games.list(call.caller)])
 
 
 async def session_stop(call: ToolCall) -> types.CallToolResult:
-    session_id = Args(call.arguments, {"session_id"}).string("session_id", required=True)
-    managed = await _service(call).stop(call.caller, session_id)
+    managed = await call.deps.games.stop(call.caller, call.args["session_id"])
     return ok(state=managed.game.poll(), exit_code=managed.game.exit_code)
 
 
 async def screenshot(call: ToolCall) -> types.CallToolResult:
-    session_id = Args(call.arguments, {"session_id"}).string("session_id", required=True)
-    info = await _service(call).screenshot(call.caller, call.generation, session_id)
+    info = await call.deps.games.screenshot(call.caller, call.generation, call.args["session_id"])
     return ok([resource_link(info)], artifact=artifact_dict(info))
 
 
 async def recording(call: ToolCall) -> types.CallToolResult:
-    args = Args(call.arguments, {"session_id", "frames", "fps"})
-    session_id = args.string("session_id", required=True)
-    frames = args.integer("frames", 2, 300, 30)
-    fps = args.integer("fps", 1, 60, 10)
-    if frames / fps > MAX_RECORDING_S:
-        raise InvalidArgument(
-            f"{frames} frames at {fps} fps is {frames / fps:.1f} s of game time; "
-            f"at most {MAX_RECORDING_S} s"
-        )
-    info = await _service(call).record(call.caller, call.generation, session_id, frames, fps)
+    a = call.args
+    info = await call.deps.games.record(
+        call.caller, call.generation, a["session_id"], a["frames"], a["fps"]
+    )
     return ok([resource_link(info)], artifact=artifact_dict(info))
 
 
-_SID = {"session_id": {"type": "string"}}
+SESSION_ID = Arg("session_id", "string", "a game session id", required=True)
+_STATES = {"enum": ["starting", "running", "exited", "stopped"]}
+_SESSION = {
+    "type": "object",
+    "properties": {
+        "id": STRING,
+        "mode": {"enum": list(MODES)},
+        "state": _STATES,
+        "exit_code": INTEGER,
+    },
+    "required": ["id", "mode", "state"],
+    "additionalProperties": False,
+}
+_CAPTURE = {"artifact": ARTIFACT}
 
 TOOLS = [
-    ToolSpec(
+    Tool(
         "runtime.session.start",
+        "Start a game session",
         "Start the project's main scene (or a res:// scene) in a managed game session: "
-        "windowed (captures work) or headless.",
-        schema(
-            {
-                "mode": {"type": "string", "enum": ["windowed", "headless"], "default": "windowed"},
-                "scene": {"type": "string", "description": "res://path/to/scene.tscn"},
-            }
-        ),
+        "windowed (captures work) or headless. Launches a Godot process (about a second).",
         session_start,
-        _availability("windowed", "headless"),
-    ),
-    ToolSpec(
-        "runtime.session.list",
-        "Your game sessions and their state.",
-        schema(),
-        session_list,
-    ),
-    ToolSpec(
-        "runtime.session.stop",
-        "Stop a game session; answers its final state and exit code.",
-        schema(_SID, ["session_id"]),
-        session_stop,
-    ),
-    ToolSpec(
-        "runtime.screenshot.capture",
-        "Capture one PNG of what the engine drew into the root viewport of a windowed session.",
-        schema(_SID, ["session_id"]),
-        screenshot,
-        _availability("windowed"),
-    ),
-    ToolSpec(
-        "runtime.recording.capture",
-        "Capture an animated PNG: frames (2-300, default 30) at fps (1-60, default 10), "
-        "at most 30 s of game time.",
-        schema(
-            {
-                **_SID,
-                "frames": {"type": "integer", "minimum": 2, "maximum": 300, "default": 30},
-                "fps": {"type": "integer", "minimum": 1, "maximum": 60, "default": 10},
-            },
-            ["session_id"],
+        args=(
+            Arg("mode", "string", choices=MODES, default="windowed"),
+            Arg(
+                "scene",
+                "string",
+                "res://path/to/scene.tscn; default the main scene",
+                schema_extra={"maxLength": 1024},
+            ),
         ),
+        answer={"session": _SESSION},
+        required=("session",),
+        availability=_availability("windowed", "headless"),
+    ),
+    Tool(
+        "runtime.session.list",
+        "List game sessions",
+        "Your game sessions and their state (starting, running, exited with its code, "
+        "stopped). Cheap: no Godot call.",
+        session_list,
+        answer={"sessions": {"type": "array", "items": _SESSION}},
+        required=("sessions",),
+        read_only=True,
+        idempotent=True,
+    ),
+    Tool(
+        "runtime.session.stop",
+        "Stop a game session",
+        "Stop a game session (quit, then kill its process group); answers its final state and "
+        "exit code.",
+        session_stop,
+        args=(SESSION_ID,),
+        answer={"state": _STATES, "exit_code": {"type": ["integer", "null"]}},
+        required=("state", "exit_code"),
+        destructive=True,
+        idempotent=False,
+    ),
+    Tool(
+        "runtime.screenshot.capture",
+        "Capture a screenshot",
+        "Capture one PNG of what the engine drew into the root viewport of a windowed session, "
+        "as an artifact (read it as a resource). Tens of milliseconds at 1280x720.",
+        screenshot,
+        args=(SESSION_ID,),
+        answer=_CAPTURE,
+        required=("artifact",),
+        availability=_availability("windowed"),
+    ),
+    Tool(
+        "runtime.recording.capture",
+        "Capture a recording",
+        f"Capture an animated PNG of frames at fps, at most {limits.MAX_RECORD_SECONDS} s of "
+        "game time, as an artifact. Takes frames/fps seconds of game time or more.",
         recording,
-        _availability("windowed"),
+        args=(
+            SESSION_ID,
+            Arg(
+                "frames",
+                "integer",
+                minimum=limits.MIN_FRAMES,
+                maximum=limits.MAX_FRAMES,
+                default=30,
+            ),
+            Arg("fps", "integer", minimum=limits.MIN_FPS, maximum=limits.MAX_FPS, default=10),
+        ),
+        answer=_CAPTURE,
+        required=("artifact",),
+        availability=_availability("windowed"),
     ),
 ]

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import anyio
 from sqlalchemy import select, update
 
-from godot_mcp.edge.deps import ServerDeps
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Unavailable
 from godot_mcp.godot import tree
 from godot_mcp.godot.export import (
@@ -42,6 +41,7 @@ from godot_mcp.godot.presets import (
 )
 from godot_mcp.godot.redact import private_roots
 from godot_mcp.runtime.binding import check_owner, unknown
+from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import settle_interrupted
 from godot_mcp.store.db import read_session, write_session
@@ -52,7 +52,6 @@ from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
 log = logging.getLogger(__name__)
 EXPORT_TIMEOUT_S = 1800.0
-MAX_RUNNING = 2
 
 
 @dataclass
@@ -71,9 +70,9 @@ class ExportView:
 class ExportService:
     """Runs the exports of one server process."""
 
-    def __init__(self, deps: ServerDeps) -> None:
-        self.deps = deps
-        self.store = deps.store
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.store = rt.store
         self.jobs: dict[str, ExportJob] = {}
         self._starting = 0
         self._ended: set[str] = set()
@@ -90,8 +89,7 @@ class ExportService:
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
     def availability(self) -> str:
-        install = self.deps.services.get("godot")
-        if install is None or not getattr(install, "headless", None):
+        if not self.rt.godot.headless:
             return "unavailable: no headless Godot binary found (godot3-server or Godot 4)"
         return "available"
 
@@ -101,7 +99,7 @@ class ExportService:
         Refused before anything is copied: an unknown preset, a link out of the project
         (``invalid_argument``), no slot or not enough free space (``unavailable``).
         """
-        project = self.deps.project
+        project = self.rt.project
         try:
             presets = read_presets(project)
             preset = find_preset(presets, preset_name)
@@ -116,10 +114,14 @@ class ExportService:
         why = self.availability()
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
-        running = [j for j in self.jobs.values() if j.state in (RUNNING, VERIFYING)]
-        if len(running) + self._starting >= MAX_RUNNING:
-            raise Unavailable(f"{MAX_RUNNING} exports are running; wait for one or cancel it first")
-        install = self.deps.services["godot"]
+        limit = self.rt.capacity.max_exports
+        if self.running() + self._starting >= limit:
+            raise Unavailable(
+                f"{limit} exports are running (this server's --max-exports); "
+                "wait for one or cancel it first"
+            )
+        install = self.rt.godot
+        assert install.headless is not None  # availability said so
         if any(not n or n in (".", "..") or "/" in n or "\0" in n for n in expected):
             raise InvalidArgument(
                 f"preset {preset.name!r} has an export_path without a usable file name"
@@ -145,7 +147,7 @@ class ExportService:
         kind: str,
         expected: list[str],
     ) -> str:
-        project = self.deps.project
+        project = self.rt.project
         try:
             plan = await anyio.to_thread.run_sync(tree.plan, project)
         except tree.TreeError as exc:
@@ -288,7 +290,7 @@ class ExportService:
             row.launch_id,
             row.project_id,
             "export",
-            uniform=self.deps.http,
+            uniform=self.rt.http,
         )
         return row
 
@@ -307,6 +309,10 @@ class ExportService:
                 except GodotMcpError:
                     continue
         return ExportView(row.id, row.preset, row.kind, row.state, outputs, row.error, row.log_tail)
+
+    def running(self) -> int:
+        """How many of this server's exports are running (starting ones included)."""
+        return sum(1 for j in self.jobs.values() if j.state in (RUNNING, VERIFYING, "pending"))
 
     def progress(self, export_id: str) -> tuple[int, int] | None:
         job = self.jobs.get(export_id)

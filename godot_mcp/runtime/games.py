@@ -14,7 +14,6 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.edge.deps import ServerDeps
 from godot_mcp.errors import (
     Failed,
     GodotMcpError,
@@ -28,13 +27,13 @@ from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.redact import private_roots
 from godot_mcp.godot.session import GameRunner, GameSession
 from godot_mcp.runtime.binding import check_owner, unknown
+from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import sweep_dead_scratch
 from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
 log = logging.getLogger(__name__)
-MAX_RUNNING = 4
 _ERRORS: dict[str, type[GodotMcpError]] = {
     "failed": Failed,
     "timeout": Timeout,
@@ -60,22 +59,22 @@ class Managed:
 class GameService:
     """Starts, lists, stops and captures the game sessions of one server process."""
 
-    def __init__(self, deps: ServerDeps) -> None:
-        self.deps = deps
-        root = deps.store.layout.scratch_dir / "games"
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        root = rt.store.layout.scratch_dir / "games"
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        sweep_dead_scratch(deps.store)
+        sweep_dead_scratch(rt.store)
         pid, start = me()
         # Per process: servers sharing a state dir must not share an Xvfb cookie or temp files.
         self.scratch = root / f"{pid}-{start}"
         self.scratch.mkdir(mode=0o700, exist_ok=True)
-        private = private_roots(deps.store.layout.state_dir)
-        self.runner = GameRunner(deps.services["godot"], self.scratch, private)
+        private = private_roots(rt.store.layout.state_dir)
+        self.runner = GameRunner(rt.godot, self.scratch, private)
         self.sessions: dict[str, Managed] = {}
         self._starting = 0
 
     def availability(self, mode: str = "windowed") -> str:
-        install = self.deps.services["godot"]
+        install = self.rt.godot
         return (
             windowed_availability(install) if mode == "windowed" else headless_availability(install)
         )
@@ -85,12 +84,15 @@ class GameService:
         why = self.availability(mode)
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
-        running = [m for m in self.sessions.values() if m.game.poll() in ("starting", "running")]
-        if len(running) + self._starting >= MAX_RUNNING:
-            raise Unavailable(f"{MAX_RUNNING} game sessions are running; stop one first")
+        limit = self.rt.capacity.max_game_sessions
+        if self.running() + self._starting >= limit:
+            raise Unavailable(
+                f"{limit} game sessions are running (this server's --max-game-sessions); "
+                "stop one first"
+            )
         self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
         try:
-            game = await self.runner.start(self.deps.project, mode, scene)
+            game = await self.runner.start(self.rt.project, mode, scene)
         except GameError as exc:
             raise as_typed(exc) from None
         finally:
@@ -114,9 +116,13 @@ class GameService:
             o.launch_id,
             o.project_id,
             "game session",
-            uniform=self.deps.http,
+            uniform=self.rt.http,
         )
         return managed
+
+    def running(self) -> int:
+        """How many of this server's games are starting or running."""
+        return sum(1 for m in self.sessions.values() if m.game.poll() in ("starting", "running"))
 
     def list(self, caller: Caller) -> list[Managed]:
         """The caller's sessions, oldest first."""
@@ -158,9 +164,7 @@ class GameService:
             height=capture.height,
         )
         try:
-            return await anyio.to_thread.run_sync(
-                self.deps.store.register, caller, generation, item
-            )
+            return await anyio.to_thread.run_sync(self.rt.store.register, caller, generation, item)
         finally:
             Path(capture.path).unlink(missing_ok=True)
 

@@ -1,9 +1,11 @@
 """MCP over Streamable HTTP at ``/mcp``, bearer-token authenticated, served by uvicorn.
 
 The principal is the token's; the session is the MCP session id. When a
-session ends (DELETE, idle timeout, shutdown) its artifacts are released at
-once. The session-end signal comes from the SDK session manager's private
-``_discard_session`` (mcp 2.3 has no public hook; pinned, and covered by a test).
+session ends (DELETE, idle expiry, shutdown) its games, exports and artifacts
+are released at once. The session-end signal comes from the SDK session
+manager's private ``_discard_session`` (mcp 2.3 has no public hook; pinned, and
+covered by the DELETE and idle-expiry tests). Idle expiry and the per-principal
+session limit are ``transports.sessions``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -25,6 +28,7 @@ from starlette.middleware import Middleware
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.tokens import verify_token
 from godot_mcp.transports.sessionless import RefuseSessionless
+from godot_mcp.transports.sessions import SessionGate, SessionRegistry, expire_idle
 
 log = logging.getLogger(__name__)
 SESSION_IDLE_TIMEOUT_S = 1800.0
@@ -53,8 +57,18 @@ class StoreTokenVerifier:
 
 
 def install_session_end_hook(server: Server, on_end: Callable[[str], Awaitable[None]]) -> None:
-    """Call ``on_end(session_id)`` once when an HTTP MCP session ends, however it ends."""
+    """Call ``on_end(session_id)`` once when an HTTP MCP session ends, however it ends.
+
+    mcp 2.3 has no public hook: its session manager's ``_discard_session`` runs for every end
+    (DELETE, its own idle timeout, a crash, shutdown) and ``expire_idle`` calls it too. If an
+    SDK upgrade renames either private name, the server refuses to start instead of silently
+    leaking games (and the idle-expiry test fails).
+    """
     manager = server.session_manager
+    if not callable(getattr(manager, "_discard_session", None)) or not isinstance(
+        getattr(manager, "_server_instances", None), dict
+    ):
+        raise RuntimeError("this mcp SDK has no session-end hook; godot-mcp needs mcp 2.3")
     original = manager._discard_session
     seen: set[str] = set()
 
@@ -71,15 +85,24 @@ def install_session_end_hook(server: Server, on_end: Callable[[str], Awaitable[N
     manager._discard_session = discard  # type: ignore[method-assign]
 
 
+@dataclass(frozen=True)
+class HttpOptions:
+    """What the operator sets for HTTP sessions."""
+
+    idle_seconds: float = SESSION_IDLE_TIMEOUT_S
+    max_sessions_per_principal: int = 32
+
+
 def build_http_app(
     server: Server,
     store: ArtifactStore,
     host: str,
     port: int,
     on_session_end: Callable[[str], Awaitable[None]],
-    idle_timeout: float = SESSION_IDLE_TIMEOUT_S,
-) -> Any:
-    """The Starlette app: auth, DNS-rebinding protection, -32022 refusal, session-end hook."""
+    options: HttpOptions = HttpOptions(),
+) -> tuple[Any, SessionRegistry]:
+    """The Starlette app (auth, DNS-rebinding protection, -32022 refusal, session limits and
+    the session-end hook) and the registry that ``expire_idle`` watches."""
     security = None
     if host not in _LOOPBACK or host == "::1":
         shown = _url_host(host)
@@ -95,12 +118,19 @@ def build_http_app(
             resource_server_url=None,
         ),
         token_verifier=StoreTokenVerifier(store),
-        session_idle_timeout=idle_timeout,
+        session_idle_timeout=options.idle_seconds,
         transport_security=security,
     )
+    registry = SessionRegistry(options.max_sessions_per_principal, options.idle_seconds)
     app.user_middleware.append(Middleware(RefuseSessionless))
-    install_session_end_hook(server, on_session_end)
-    return app
+    app.user_middleware.append(Middleware(SessionGate, registry=registry))
+
+    async def ended(session_id: str) -> None:
+        registry.ended(session_id)
+        await on_session_end(session_id)
+
+    install_session_end_hook(server, ended)
+    return app, registry
 
 
 async def serve_http(
@@ -109,9 +139,10 @@ async def serve_http(
     host: str,
     port: int,
     on_session_end: Callable[[str], Awaitable[None]],
+    options: HttpOptions = HttpOptions(),
 ) -> None:
     """Serve until SIGINT/SIGTERM; prints the URL (with the real port) on stderr."""
-    app = build_http_app(server, store, host, port, on_session_end)
+    app, registry = build_http_app(server, store, host, port, on_session_end, options)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", access_log=False
     )
@@ -130,5 +161,6 @@ async def serve_http(
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(announce)
+        tg.start_soon(expire_idle, server.session_manager, registry)
         await userver.serve()
         tg.cancel_scope.cancel()

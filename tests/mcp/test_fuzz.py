@@ -16,6 +16,7 @@ from godot_mcp.config import Settings
 from godot_mcp.edge.outcomes import TOOL_OUTCOMES
 from godot_mcp.store.values import Limits
 from tests.mcp.conftest import make_project
+from tests.mcp.test_resources import refusal_message
 from tests.support.producer import PRODUCER
 
 TOOLS = [
@@ -76,8 +77,9 @@ def test_any_resource_uri_gives_bytes_or_a_typed_refusal(harness, suffix) -> Non
         try:
             r = harness.portal.call(harness.client.read_resource, uri)
         except MCPError as exc:
-            assert exc.code == -32602 and exc.message == "Resource not found"
+            assert exc.code == -32602
             assert exc.data["outcome"] in {"not_found", "permission_denied", "out_of_range"}
+            assert exc.message == refusal_message("stdio", exc.data)
             continue
         assert len(r.contents) == 1 and r.contents[0].meta["length"] >= 0
 

@@ -47,7 +47,7 @@ async def test_tools_template_and_a_ranged_read_work_over_both_transports(connec
     with anyio.fail_after(60):
         async with connect() as c:
             names = {t.name for t in (await c.list_tools()).tools}
-            assert names == SHIPPED | {"test.produce"}
+            assert names == {n.replace(".", "_") for n in SHIPPED | {"test.produce"}}
             (tpl,) = (await c.list_resource_templates()).resource_templates
             assert tpl.uri_template == "godot-mcp://artifacts/{artifact_id}{?offset,length}"
             art = await produce(c, 3 * MAX + 777, seed=11)
@@ -100,6 +100,15 @@ RANGES_BAD = [
 ]
 
 
+def refusal_message(transport: str, data: dict) -> str:
+    """The JSON-RPC message of a refused read: uniform over HTTP, the cause over stdio."""
+    if transport == "http" or data["outcome"] == "not_found":
+        return "Resource not found"
+    if data["outcome"] == "permission_denied":
+        return "Permission denied"
+    return f"Range not admitted: size {data['size']}, max_output_bytes {data['max_output_bytes']}"
+
+
 async def test_same_ranges_give_the_same_bytes_and_the_same_refusals_over_both(mcp_env):
     from tests.support.servers import http_client, stdio_client
 
@@ -120,7 +129,7 @@ async def test_same_ranges_give_the_same_bytes_and_the_same_refusals_over_both(m
                     with pytest.raises(MCPError) as exc:
                         await c.read_resource(art["uri"] + q)
                     assert exc.value.code == -32602
-                    assert exc.value.message == "Resource not found"
+                    assert exc.value.message == refusal_message(transport, exc.value.data)
                     out.append("refused")
             results[transport] = out
     assert results["stdio"] == results["http"]
@@ -147,6 +156,10 @@ async def test_stdio_refusals_say_why(mcp_env):
                     await c.read_resource(uri)
                 assert exc.value.data["outcome"] == outcome, uri
                 assert exc.value.data["uri"] == uri
+                assert exc.value.message == {
+                    "not_found": "Resource not found",
+                    "out_of_range": f"Range not admitted: size 1000, max_output_bytes {MAX}",
+                }[outcome]
                 if size is not None:
                     assert exc.value.data["size"] == size
                     assert exc.value.data["max_output_bytes"] == MAX
@@ -162,6 +175,7 @@ async def test_a_stdio_client_is_refused_an_artifact_bound_to_an_http_session(mc
                 with pytest.raises(MCPError) as exc:
                     await s.read_resource(art["uri"])
                 assert exc.value.data == {"uri": art["uri"], "outcome": "permission_denied"}
+                assert exc.value.message == "Permission denied"
                 r = await s.call_tool("artifacts.read", {"uri": art["uri"]})
                 assert r.is_error and r.structured_content["outcome"] == "permission_denied"
                 assert art["uri"] not in [x.uri for x in (await s.list_resources()).resources]

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.godot]
 
 
 async def ok(client, tool: str, args: dict | None = None) -> dict:
-    r = await client.call_tool(tool, args or {})
+    r = await client.call_tool(tool.replace(".", "_"), args or {})
     assert r.structured_content["outcome"] == "ok", r.structured_content
     assert not r.is_error
     return r.structured_content

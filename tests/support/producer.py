@@ -10,10 +10,10 @@ import random
 
 from mcp import types
 
-from godot_mcp.edge.args import Args
-from godot_mcp.edge.deps import ToolCall, ToolSpec, schema
+from godot_mcp.edge.deps import ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
+from godot_mcp.edge.spec import ARTIFACT, Arg, Tool
 from godot_mcp.store.values import NewArtifact
 
 
@@ -23,18 +23,22 @@ def payload(size: int, seed: int) -> bytes:
 
 
 async def produce(call: ToolCall) -> types.CallToolResult:
-    args = Args(call.arguments, {"size", "seed"})
-    size = args.integer("size", 0, 64 << 20, 1000)
-    seed = args.integer("seed", 0, 1 << 30, 0)
+    size, seed = call.args["size"], call.args["seed"]
     info = call.deps.store.register(
         call.caller, call.generation, NewArtifact("application/octet-stream", payload(size, seed))
     )
     return ok([resource_link(info)], artifact=artifact_dict(info))
 
 
-PRODUCER = ToolSpec(
+PRODUCER = Tool(
     "test.produce",
+    "Produce test bytes",
     "TEST ONLY: register deterministic bytes as an artifact of the caller.",
-    schema({"size": {"type": "integer"}, "seed": {"type": "integer"}}),
     produce,
+    args=(
+        Arg("size", "integer", minimum=0, maximum=64 << 20, default=1000),
+        Arg("seed", "integer", minimum=0, maximum=1 << 30, default=0),
+    ),
+    answer={"artifact": ARTIFACT},
+    required=("artifact",),
 )

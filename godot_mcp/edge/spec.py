@@ -1,0 +1,289 @@
+"""Each tool declared once: arguments, answer, annotations; everything else derived from it.
+
+A :class:`Tool` names its arguments (:class:`Arg`: type, range, enum, default), the fields of
+its ``ok`` answer (JSON schemas), whether it reads, destroys or repeats, and its handler. From
+that one declaration come the ``inputSchema`` (strict: ``additionalProperties: false``), the
+argument checks every call goes through (:meth:`Tool.parse`), the ``outputSchema`` (the ``ok``
+shape or a refusal, since some clients validate ``structuredContent`` whatever ``isError``
+says), the ``annotations`` and the argument lines of the description. Names on the wire:
+canonical names have dots; :func:`wire_name` gives the ``_`` spelling that hosts accept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcp import types
+
+from godot_mcp.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from godot_mcp.edge.deps import ServerDeps, ToolCall
+
+Kind = Literal["string", "integer", "number", "boolean", "array", "object"]
+NameStyle = Literal["underscore", "dotted"]
+REFUSALS = (
+    "invalid_argument",
+    "not_found",
+    "permission_denied",
+    "unavailable",
+    "too_large",
+    "failed",
+    "timeout",
+)
+_MISSING: Any = object()
+_TOOL_REF = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)+)\}")  # {project.export.status} in a summary
+
+
+def wire_name(name: str, style: NameStyle) -> str:
+    """A canonical tool name as ``tools/list`` shows it."""
+    return name if style == "dotted" else name.replace(".", "_")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument: its JSON type, bounds and default; checked exactly as declared."""
+
+    name: str
+    kind: Kind
+    doc: str = ""
+    required: bool = False
+    default: Any = _MISSING
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    nullable: bool = False
+    schema_extra: Mapping[str, Any] = field(default_factory=dict)
+    check: Callable[[Any], Any] | None = None  # deeper checks of arrays and objects
+
+    def schema(self) -> dict[str, Any]:
+        """The argument's JSON schema."""
+        out: dict[str, Any] = {"type": [self.kind, "null"] if self.nullable else self.kind}
+        if self.doc:
+            out["description"] = self.doc
+        if self.choices is not None:
+            out["enum"] = list(self.choices)
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.min_items is not None:
+            out["minItems"] = self.min_items
+        if self.max_items is not None:
+            out["maxItems"] = self.max_items
+        if self.default is not _MISSING:
+            out["default"] = self.default
+        out.update(self.schema_extra)
+        return out
+
+    def summary(self) -> str:
+        """One line for the description: ``frames: integer 2–300, default 30``."""
+        what: str = self.kind
+        if self.choices is not None:
+            what = " | ".join(self.choices)
+        elif self.minimum is not None and self.maximum is not None:
+            what += f" {_num(self.minimum)}–{_num(self.maximum)}"
+        elif self.min_items is not None and self.max_items is not None:
+            what += f" of {self.min_items}–{self.max_items}"
+        parts: list[str] = [what]
+        if self.required:
+            parts.append("required")
+        elif self.default is not _MISSING and self.default is not None:
+            parts.append(f"default {self.default}")
+        line = f"{self.name}: {', '.join(parts)}"
+        return f"{line} ({self.doc})" if self.doc else line
+
+    def parse(self, raw: Mapping[str, Any]) -> Any:
+        """The checked value of this argument in ``raw`` (its default when absent)."""
+        if self.name not in raw or (raw[self.name] is None and not self.nullable):
+            if self.required:
+                raise InvalidArgument(f"{self.name} is required")
+            return None if self.default is _MISSING else self.default
+        value = raw[self.name]
+        if value is None:
+            return None
+        value = self._typed(value)
+        if self.check is not None:
+            value = self.check(value)
+        return value
+
+    def _typed(self, value: Any) -> Any:
+        if self.kind == "string":
+            if not isinstance(value, str) or (self.required and not value):
+                raise InvalidArgument(f"{self.name} must be a non-empty string")
+            if self.choices is not None and value not in self.choices:
+                raise InvalidArgument(f"{self.name} must be one of {', '.join(self.choices)}")
+            return value
+        if self.kind == "boolean":
+            if not isinstance(value, bool):
+                raise InvalidArgument(f"{self.name} must be true or false")
+            return value
+        if self.kind in ("integer", "number"):
+            return self._number(value)
+        if self.kind == "array":
+            if not isinstance(value, list):
+                raise InvalidArgument(f"{self.name} must be a list")
+            low, high = self.min_items, self.max_items
+            if (low is not None and len(value) < low) or (high is not None and len(value) > high):
+                raise InvalidArgument(f"{self.name} must hold {low} to {high} items")
+            return value
+        if not isinstance(value, dict):
+            raise InvalidArgument(f"{self.name} must be an object")
+        return value
+
+    def _number(self, value: Any) -> int | float:
+        integer = self.kind == "integer"
+        if integer and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        ok_type = (int,) if integer else (int, float)
+        low = -float("inf") if self.minimum is None else self.minimum
+        high = float("inf") if self.maximum is None else self.maximum
+        if isinstance(value, bool) or not isinstance(value, ok_type) or not low <= value <= high:
+            noun = "an integer" if integer else "a number"
+            if self.minimum is not None and self.maximum is not None:
+                bounds = f" from {_num(self.minimum)} to {_num(self.maximum)}"
+            else:
+                bounds = ""
+            raise InvalidArgument(f"{self.name} must be {noun}{bounds}")
+        return value if integer else float(value)
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+Handler = Callable[["ToolCall"], Awaitable[types.CallToolResult]]
+Availability = Callable[["ServerDeps"], str]
+
+
+def _available(_deps: ServerDeps) -> str:
+    return "available"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool, declared once."""
+
+    name: str
+    title: str
+    summary: str
+    handler: Handler
+    args: tuple[Arg, ...] = ()
+    answer: Mapping[str, Any] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    availability: Availability = _available
+
+    def parse(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Check a call's arguments against the declaration; unknown names are refused."""
+        given = dict(raw or {})
+        unknown = sorted(set(given) - {a.name for a in self.args})
+        if unknown:
+            raise InvalidArgument(f"unknown argument(s): {', '.join(unknown)}")
+        return {a.name: a.parse(given) for a in self.args}
+
+    def input_schema(self) -> dict[str, Any]:
+        """The strict JSON schema of the arguments."""
+        out: dict[str, Any] = {
+            "type": "object",
+            "properties": {a.name: a.schema() for a in self.args},
+            "additionalProperties": False,
+        }
+        required = [a.name for a in self.args if a.required]
+        if required:
+            out["required"] = required
+        return out
+
+    def output_schema(self) -> dict[str, Any]:
+        """The schema of every answer's ``structuredContent``: the ``ok`` shape or a refusal."""
+        ok = {
+            "type": "object",
+            "properties": {"outcome": {"const": "ok"}, **self.answer},
+            "required": ["outcome", *self.required],
+            "additionalProperties": False,
+        }
+        return {"type": "object", "oneOf": [ok, REFUSAL_SCHEMA]}
+
+    def description(self, style: NameStyle) -> str:
+        """What the tool does and costs, then one line per argument."""
+        text = _TOOL_REF.sub(lambda m: wire_name(m.group(1), style), self.summary)
+        if self.args:
+            text += "\nArguments:\n" + "\n".join(f"- {a.summary()}" for a in self.args)
+        return text
+
+    def declaration(self, style: NameStyle) -> types.Tool:
+        """The MCP declaration of this tool, named in ``style``."""
+        return types.Tool(
+            name=wire_name(self.name, style),
+            title=self.title,
+            description=self.description(style),
+            input_schema=self.input_schema(),
+            output_schema=self.output_schema(),
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                read_only_hint=self.read_only,
+                destructive_hint=self.destructive,
+                idempotent_hint=self.idempotent,
+                open_world_hint=False,
+            ),
+        )
+
+
+REFUSAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "outcome": {"enum": list(REFUSALS)},
+        "message": {"type": "string"},
+    },
+    "required": ["outcome", "message"],
+}
+
+
+class Tools:
+    """The tools of one server, findable by either spelling of their names."""
+
+    def __init__(self, tools: Sequence[Tool], style: NameStyle) -> None:
+        self.style = style
+        self.all = list(tools)
+        self._by: dict[str, Tool] = {}
+        for tool in self.all:
+            for spelling in {tool.name, wire_name(tool.name, "underscore")}:
+                if spelling in self._by and self._by[spelling] is not tool:
+                    raise ValueError(f"two tools are spelled {spelling!r}")
+                self._by[spelling] = tool
+
+    def find(self, name: str) -> Tool | None:
+        """The tool called ``name`` in either spelling."""
+        return self._by.get(name)
+
+    def listed(self, tool: Tool) -> str:
+        """The spelling ``tools/list`` shows."""
+        return wire_name(tool.name, self.style)
+
+
+# Shapes shared by several answers.
+STRING: dict[str, Any] = {"type": "string"}
+INTEGER: dict[str, Any] = {"type": "integer"}
+ARTIFACT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "uri": STRING,
+        "mime_type": STRING,
+        "size": INTEGER,
+        "sha256": STRING,
+        "expires_at": STRING,
+        "name": STRING,
+        "frames": INTEGER,
+        "width": INTEGER,
+        "height": INTEGER,
+    },
+    "required": ["uri", "mime_type", "size", "sha256", "expires_at"],
+    "additionalProperties": False,
+}

@@ -1,0 +1,106 @@
+"""Tools as hosts see them: names they accept, metadata that tells the truth, strict schemas."""
+
+from __future__ import annotations
+
+import re
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+
+from godot_mcp.edge.server import shipped_tools
+from tests.mcp.conftest import Connect
+from tests.support.projects import make_project
+from tests.support.servers import stdio_client
+
+pytestmark = pytest.mark.anyio
+
+HOST_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+READ_ONLY = {
+    "server.profile",
+    "project.info",
+    "runtime.session.list",
+    "project.export.status",
+    "artifacts.read",
+}
+DESTRUCTIVE = {"project.reload", "runtime.session.stop", "project.export.cancel"}
+
+
+async def test_names_on_the_wire_are_what_every_host_accepts(connect: Connect) -> None:
+    with anyio.fail_after(60):
+        async with connect() as c:
+            tools = (await c.list_tools()).tools
+    names = [t.name for t in tools]
+    assert all(HOST_NAME.match(n) for n in names), names
+    assert "runtime_screenshot_capture" in names and "server_profile" in names
+    assert not any("." in n for n in names)
+
+
+async def test_dotted_names_are_listed_on_request_and_both_spellings_call(tmp_path) -> None:
+    project = make_project(tmp_path / "p")
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "s", "--tool-names", "dotted") as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            assert {t.name for t in shipped_tools()} <= names
+            profile = await c.call_tool("server.profile", {})
+            assert profile.structured_content["outcome"] == "ok"
+            keys = set(profile.structured_content["availability"])
+            assert "runtime.screenshot.capture" in keys and "server_profile" not in keys
+            other = await c.call_tool("server_profile", {})
+            assert other.structured_content["outcome"] == "ok"
+        async with stdio_client(project, tmp_path / "s") as c:
+            profile = await c.call_tool("server.profile", {})
+            keys = set(profile.structured_content["availability"])
+            assert "runtime_screenshot_capture" in keys and "runtime.screenshot.capture" not in keys
+
+
+async def test_every_tool_describes_itself_truthfully(connect: Connect) -> None:
+    with anyio.fail_after(60):
+        async with connect() as c:
+            listed = {t.name: t for t in (await c.list_tools()).tools}
+    for spec in shipped_tools():
+        tool = listed[spec.name.replace(".", "_")]
+        assert tool.title and tool.description and len(tool.description) > 40, spec.name
+        a = tool.annotations
+        assert a is not None and a.open_world_hint is False, spec.name
+        assert a.read_only_hint is (spec.name in READ_ONLY), spec.name
+        assert a.destructive_hint is (spec.name in DESTRUCTIVE), spec.name
+        schema = tool.input_schema
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        Draft202012Validator.check_schema(schema)
+        out = tool.output_schema
+        assert out is not None and out["type"] == "object", spec.name
+        Draft202012Validator.check_schema(out)
+        refusal = {"outcome": "invalid_argument", "message": "x"}
+        assert Draft202012Validator(out).is_valid(refusal), spec.name
+        if spec.required:
+            assert not Draft202012Validator(out).is_valid({"outcome": "ok"}), spec.name
+    # Other tools are named as listed.
+    assert "project_export_status" in listed["project_export"].description
+
+
+async def test_declared_ranges_are_the_ones_enforced(connect: Connect) -> None:
+    with anyio.fail_after(60):
+        async with connect() as c:
+            listed = {t.name: t for t in (await c.list_tools()).tools}
+            rec = listed["runtime_recording_capture"]
+            frames = rec.input_schema["properties"]["frames"]
+            assert (frames["minimum"], frames["maximum"], frames["default"]) == (2, 300, 30)
+            assert "frames: integer 2–300, default 30" in rec.description
+            wait = listed["project_export_status"].input_schema["properties"]["wait_seconds"]
+            assert (wait["minimum"], wait["maximum"]) == (0, 50)
+            cases = [
+                ("runtime_recording_capture", {"session_id": "x", "frames": 301}, "frames"),
+                ("runtime_recording_capture", {"session_id": "x", "fps": 0}, "fps"),
+                ("project_export_status", {"export_id": "x", "wait_seconds": 51}, "wait_seconds"),
+                ("project_export", {"preset": "P", "kind": "zip"}, "kind"),
+                ("server_profile", {"extra": 1}, "unknown argument"),
+                ("artifacts_read", {}, "uri is required"),
+            ]
+            for name, args, said in cases:
+                r = await c.call_tool(name, args)
+                body = r.structured_content
+                assert r.is_error and body["outcome"] == "invalid_argument", (name, body)
+                assert said in body["message"], (name, body)
+                # The refusal validates against the tool's own outputSchema.
+                Draft202012Validator(listed[name].output_schema).validate(body)
