@@ -21,6 +21,7 @@ from godot_mcp.edge.deps import ServerDeps, Transport
 from godot_mcp.edge.server import build_server
 from godot_mcp.edge.spec import Tool
 from godot_mcp.godot.locate import locate_godot
+from godot_mcp.godot.redact import private_roots
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.services import close_services, session_ended
 from godot_mcp.store.ids import new_id
@@ -63,6 +64,7 @@ async def open_app(
             godot=locate_godot(settings.godot, settings.godot_headless),
             http=transport == "http",
             capacity=settings.capacity,
+            private=tuple(private_roots(settings.state_dir, *settings.state_dir_spellings)),
         )
         exports = ExportService(runtime)
         await exports.start()

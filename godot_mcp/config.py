@@ -47,6 +47,7 @@ class Settings:
     allow_runtime_writes: bool = False
     http_session_idle_seconds: int = 1800
     max_http_sessions_per_principal: int = 32
+    state_dir_spellings: tuple[str, ...] = ()  # as given, before links were resolved
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -111,6 +112,11 @@ def resolve(
         allow_runtime_writes=bool(writes),
         http_session_idle_seconds=server["http_session_idle_seconds"],
         max_http_sessions_per_principal=server["max_http_sessions_per_principal"],
+        state_dir_spellings=tuple(
+            os.path.abspath(os.path.expanduser(s))
+            for s in (state, env.get("GODOT_MCP_STATE_DIR"))
+            if s and s.strip()
+        ),
     )
 
 

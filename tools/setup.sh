@@ -20,6 +20,22 @@ if ((${#need[@]})); then
     fi
 fi
 
+# The npm MCP clients the tests drive (tests/js: the TypeScript SDK and the Inspector), pinned by
+# tests/js/package-lock.json. Optional: when they cannot be installed, their tests skip loudly.
+js=tests/js
+install_js() {
+    command -v npm >/dev/null 2>&1 || { echo "setup: npm is not installed"; return 1; }
+    (cd "$js" && timeout 600 npm ci --no-audit --no-fund)
+}
+if [ ! -d "$js/node_modules" ] || [ "$js/package-lock.json" -nt "$js/node_modules" ]; then
+    if install_js >"$js/npm.log" 2>&1; then
+        touch "$js/node_modules"
+    else
+        rm -rf "$js/node_modules"
+        echo "setup: the npm clients in $js could not be installed (see $js/npm.log); their tests will skip loudly" >&2
+    fi
+fi
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv

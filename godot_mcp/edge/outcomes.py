@@ -26,11 +26,26 @@ TOOL_OUTCOMES = (
 )
 
 
+def clean(value: Any) -> Any:
+    """``value`` with every string valid UTF-8 (a file name's undecodable bytes as ``\\xNN``).
+
+    Names from the filesystem may hold lone surrogates, which no JSON encoder will send; one
+    such name must not make the answer unsendable (over stdio that ended the server).
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    return value
+
+
 def tool_result(
     structured: dict[str, Any], extra: list[types.ContentBlock] | None = None
 ) -> types.CallToolResult:
     """A tool answer: structured content, a text mirror, then any extra blocks."""
-    body = {"outcome": structured.get("outcome", "ok"), **structured}
+    body = clean({"outcome": structured.get("outcome", "ok"), **structured})
     text = types.TextContent(text=json.dumps(body, separators=(",", ":")))
     return types.CallToolResult(
         content=[text, *(extra or [])],
@@ -52,7 +67,7 @@ def refusal(exc: GodotMcpError, *, http: bool, **fields: Any) -> types.CallToolR
     its own) is ``invalid_argument`` with ``reason = out_of_range``.
     """
     outcome = exc.outcome
-    message = exc.message
+    message = " ".join(exc.message.split("\n"))
     detail: dict[str, Any] = {}
     if outcome in ("permission_denied", "out_of_range") and http:
         outcome, message = "not_found", "artifact not found"

@@ -63,7 +63,7 @@ class Arg:
 
     def schema(self) -> dict[str, Any]:
         """The argument's JSON schema."""
-        out: dict[str, Any] = {"type": [self.kind, "null"] if self.nullable else self.kind}
+        out: dict[str, Any] = {"type": self.kind}
         if self.doc:
             out["description"] = self.doc
         if self.choices is not None:
@@ -79,7 +79,7 @@ class Arg:
         if self.default is not _MISSING:
             out["default"] = self.default
         out.update(self.schema_extra)
-        return out
+        return {"anyOf": [out, {"type": "null"}]} if self.nullable else out
 
     def summary(self) -> str:
         """One line for the description: ``frames: integer 2–300, default 30``."""
@@ -268,9 +268,10 @@ class Tools:
         return wire_name(tool.name, self.style)
 
 
-# Shapes shared by several answers.
+# Shapes shared by several answers (a union of types as anyOf: portable to every client).
 STRING: dict[str, Any] = {"type": "string"}
 INTEGER: dict[str, Any] = {"type": "integer"}
+NULL: dict[str, Any] = {"type": "null"}
 ARTIFACT: dict[str, Any] = {
     "type": "object",
     "properties": {

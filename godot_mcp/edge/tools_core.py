@@ -9,7 +9,7 @@ from mcp import types
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.resources import blob_contents, read_artifact
-from godot_mcp.edge.spec import INTEGER, STRING, Arg, Tool
+from godot_mcp.edge.spec import INTEGER, NULL, STRING, Arg, Tool
 from godot_mcp.godot.presets import PresetsError, project_name, read_config, read_presets
 
 
@@ -91,7 +91,7 @@ async def artifacts_read(call: ToolCall) -> types.CallToolResult:
     )
 
 
-_NULLABLE_STRING = {"type": ["string", "null"]}
+_NULLABLE_STRING = {"anyOf": [STRING, NULL]}
 _AVAILABILITY = {"type": "object", "additionalProperties": STRING}
 
 TOOLS = [

@@ -9,7 +9,7 @@ from mcp import types
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
-from godot_mcp.edge.spec import ARTIFACT, INTEGER, STRING, Arg, Availability, Tool
+from godot_mcp.edge.spec import ARTIFACT, INTEGER, NULL, STRING, Arg, Availability, Tool
 from godot_mcp.godot import session as limits
 from godot_mcp.runtime.games import Managed
 
@@ -113,7 +113,7 @@ TOOLS = [
         "exit code.",
         session_stop,
         args=(SESSION_ID,),
-        answer={"state": _STATES, "exit_code": {"type": ["integer", "null"]}},
+        answer={"state": _STATES, "exit_code": {"anyOf": [INTEGER, NULL]}},
         required=("state", "exit_code"),
         destructive=True,
         idempotent=False,

@@ -262,7 +262,7 @@ class ExportJob:
         """Spawn Godot; call from the thread whose life bounds the child's (the event loop's)."""
         if self.state != "pending":
             raise RuntimeError(f"export {self.export_id} was already launched")
-        env = dict(self._runner.env)
+        env = {k: v for k, v in self._runner.env.items() if k not in ("PWD", "OLDPWD")}
         env["XDG_CONFIG_HOME"] = str(self.work_dir / "xdg/config")
         env["XDG_CACHE_HOME"] = str(self.work_dir / "xdg/cache")
         env["XDG_DATA_HOME"] = str(self.work_dir / "xdg/data")

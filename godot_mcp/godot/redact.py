@@ -44,11 +44,18 @@ class Scrubber:
                 continue
             for form in (text, os.path.abspath(text), os.path.realpath(text)):
                 forms.setdefault(form, placeholder)
-        self._forms = forms
         ordered = sorted(forms, key=len, reverse=True)
+        self._placeholders = [forms[f] for f in ordered]
+        # One group per form; "/+" between components: "/srv//state" is the same path.
         self._re = (
             re.compile(
-                "|".join(re.escape(f) + ("" if f.endswith("/") else _BOUNDARY) for f in ordered)
+                "|".join(
+                    "("
+                    + "/+".join(map(re.escape, f.split("/")))
+                    + ("" if f.endswith("/") else _BOUNDARY)
+                    + ")"
+                    for f in ordered
+                )
             )
             if ordered
             else None
@@ -58,7 +65,7 @@ class Scrubber:
         """Return ``text`` with every known private path replaced."""
         if self._re is None or not text:
             return text
-        return self._re.sub(lambda m: self._forms[m.group(0)], text)
+        return self._re.sub(lambda m: self._placeholders[(m.lastindex or 1) - 1], text)
 
     def extended(self, pairs: Iterable[PathPair]) -> Scrubber:
         """A scrubber with these pairs added (they win over existing ones for the same path)."""
@@ -80,11 +87,18 @@ class Scrubber:
         return cls(pairs)
 
 
-def private_roots(state_dir: Path) -> list[PathPair]:
-    """The state dir (everything below it included) and its parent, as placeholders."""
-    pairs: list[PathPair] = [(state_dir, "<state>")]
-    parent = Path(os.path.abspath(state_dir)).parent
+def private_roots(state_dir: Path, *spellings: str | None) -> list[PathPair]:
+    """The state dir (everything below it included) and its parent, as placeholders.
+
+    ``spellings``: other names the state dir was given by (a path through a link, as the
+    user typed it or as ``GODOT_MCP_STATE_DIR`` holds it), which resolving it forgets.
+    """
     public = {"/", os.path.realpath(tempfile.gettempdir()), os.path.realpath(Path.home())}
-    if os.path.realpath(parent) not in public and str(parent) not in public:
-        pairs.append((parent, "<private>"))
+    pairs: list[PathPair] = []
+    for given in dict.fromkeys([str(state_dir), *(s for s in spellings if s)]):
+        path = Path(os.path.abspath(given))
+        pairs.append((path, "<state>"))
+        parent = path.parent
+        if os.path.realpath(parent) not in public and str(parent) not in public:
+            pairs.append((parent, "<private>"))
     return pairs

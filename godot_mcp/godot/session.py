@@ -407,7 +407,8 @@ class GameRunner:
         if availability != "available" or binary is None:
             raise GameError("unavailable", availability.removeprefix("unavailable: "))
 
-        env = {k: v for k, v in os.environ.items() if k != SECRET_ENV}
+        # PWD/OLDPWD would tell the game where the server was started (the state dir, maybe).
+        env = {k: v for k, v in os.environ.items() if k not in (SECRET_ENV, "PWD", "OLDPWD")}
         if env.get("LANG", "C").split(".")[0] in ("", "C", "POSIX"):
             # Godot reads its locale from LANG and logs two errors for "C"; it falls back
             # to "en" either way, so say "en" and keep the log tails readable.

@@ -23,7 +23,7 @@ Errors (each with ``res_path`` and a one-line ``message`` naming no filesystem p
     TreeError(Exception)
      ├── LinkOutside     a link leads out of the project
      ├── LinkLoop        a link loops, or a folder link contains itself
-     ├── TooManyEntries  more than MAX_ENTRIES files and folders
+     ├── TooManyEntries  more than MAX_ENTRIES files and folders, or nested over MAX_DEPTH
      └── TreeChanged     the project changed between plan and copy
 """
 
@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 MAX_ENTRIES = 250_000
+MAX_DEPTH = 128
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 _CHUNK = 1 << 20
 
@@ -95,6 +96,7 @@ class Plan:
     """Every folder and file of the copy, in creation order, and the bytes they hold."""
 
     root: Path
+    root_id: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of the root when planned
     entries: list[Entry] = field(default_factory=list)
     bytes: int = 0
     links: int = 0
@@ -106,14 +108,19 @@ class Plan:
 
 
 def res_path(rel: str) -> str:
-    """The ``res://`` path of a project-relative path."""
-    return "res://" + rel
+    """The ``res://`` path of a project-relative path, printable on one line.
+
+    Undecodable bytes of a file name show as ``\\xNN``, control characters as ``?``.
+    """
+    text = os.fsencode(rel).decode("utf-8", "backslashreplace")
+    return "res://" + "".join(c if c.isprintable() else "?" for c in text)
 
 
 def plan(project: Path) -> Plan:
     """Walk ``project`` (not following links) and decide the whole copy; raises TreeError."""
     root = Path(os.path.realpath(project))
-    out = Plan(root)
+    st = os.stat(root)
+    out = Plan(root, (st.st_dev, st.st_ino))
     _walk(out, root, "", "", (root,))
     return out
 
@@ -121,6 +128,10 @@ def plan(project: Path) -> Plan:
 def _walk(out: Plan, root: Path, rel: str, source: str, chain: tuple[Path, ...]) -> None:
     """Plan the folder whose real place is ``root/source``, to appear at ``rel`` in the copy."""
     here = root / source if source else root
+    if len(chain) > MAX_DEPTH:
+        raise TooManyEntries(
+            res_path(rel), f"{res_path(rel)} is nested too deep (over {MAX_DEPTH})"
+        )
     try:
         names = sorted(os.listdir(here))
     except OSError as exc:
@@ -203,9 +214,17 @@ def copy(p: Plan, dst: Path) -> int:
     component: an entry that became a link since the plan raises TreeChanged.
     """
     dst.mkdir(mode=0o700)
-    root_fd = os.open(p.root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        root_fd = os.open(p.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+            raise TreeChanged("res://", "the project moved while it was being copied") from None
+        raise
     copied = 0
     try:
+        st = os.fstat(root_fd)
+        if (st.st_dev, st.st_ino) != p.root_id:
+            raise TreeChanged("res://", "the project changed while it was being copied; try again")
         for entry in p.entries:
             target = dst / entry.rel
             if entry.is_dir:
@@ -230,9 +249,11 @@ def _copy_file(root_fd: int, entry: Entry, target: Path) -> int:
         try:
             done = 0
             while True:
-                chunk = os.read(fd, _CHUNK)
+                chunk = os.read(fd, min(_CHUNK, entry.size - done + 1))
                 if not chunk:
                     break
+                if done + len(chunk) > entry.size:  # grew since the plan: the preflight lied
+                    raise _changed(entry)
                 view = memoryview(chunk)
                 while view:
                     n = os.write(out, view)

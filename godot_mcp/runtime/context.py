@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from godot_mcp.godot.locate import GodotInstall
+from godot_mcp.godot.redact import PathPair
 from godot_mcp.store.store import ArtifactStore
 
 
@@ -30,3 +31,4 @@ class Runtime:
     godot: GodotInstall
     http: bool
     capacity: Capacity = field(default_factory=Capacity)
+    private: tuple[PathPair, ...] = ()  # paths no text to a client may name (the state dir)

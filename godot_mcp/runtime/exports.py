@@ -130,7 +130,7 @@ class ExportService:
             install.headless,
             self.store.layout.exports_dir,
             godot_major=install.headless_major or 3,
-            private=private_roots(self.store.layout.state_dir),
+            private=self.rt.private or private_roots(self.store.layout.state_dir),
         )
         self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
         try:

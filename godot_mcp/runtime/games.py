@@ -68,7 +68,7 @@ class GameService:
         # Per process: servers sharing a state dir must not share an Xvfb cookie or temp files.
         self.scratch = root / f"{pid}-{start}"
         self.scratch.mkdir(mode=0o700, exist_ok=True)
-        private = private_roots(rt.store.layout.state_dir)
+        private = rt.private or tuple(private_roots(rt.store.layout.state_dir))
         self.runner = GameRunner(rt.godot, self.scratch, private)
         self.sessions: dict[str, Managed] = {}
         self._starting = 0

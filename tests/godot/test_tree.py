@@ -142,3 +142,48 @@ def test_the_project_reached_through_a_link_judges_links_where_it_really_is(
     plan = tree.plan(tmp_path / "alias")
     tree.copy(plan, tmp_path / "copy")
     assert (tmp_path / "copy" / "abs.txt").read_bytes() == b"inside bytes"
+
+
+def test_the_project_root_swapped_after_the_plan_fails_the_copy(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    victim = _project(tmp_path / "victim")
+    (victim / "data" / "real.txt").write_bytes(b"SECRET")
+    plan = tree.plan(project)
+    project.rename(tmp_path / "moved")
+    project.symlink_to(victim)
+    with pytest.raises(tree.TreeChanged):
+        tree.copy(plan, tmp_path / "copy")
+
+
+def test_a_file_that_grew_after_the_plan_fails_the_copy(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    plan = tree.plan(project)
+    (project / "data" / "real.txt").write_bytes(b"x" * 100_000)
+    with pytest.raises(tree.TreeChanged) as exc:
+        tree.copy(plan, tmp_path / "copy")
+    assert exc.value.res_path == "res://data/real.txt"
+
+
+def test_folders_nested_too_deep_are_a_typed_refusal(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    deep = project
+    for _ in range(tree.MAX_DEPTH + 2):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    with pytest.raises(tree.TooManyEntries) as exc:
+        tree.plan(project)
+    assert "nested too deep" in exc.value.message
+
+
+def test_names_that_are_not_utf8_or_hold_newlines_are_named_printably(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    os.symlink(b"/etc/passwd", os.fsencode(str(project)) + b"/bad\xff")
+    with pytest.raises(tree.LinkOutside) as exc:
+        tree.plan(project)
+    assert exc.value.res_path == "res://bad\\xff"
+    exc.value.message.encode("utf-8")  # sendable
+    os.unlink(os.fsencode(str(project)) + b"/bad\xff")
+    (project / "evil\nline").symlink_to("/etc/passwd")
+    with pytest.raises(tree.LinkOutside) as exc:
+        tree.plan(project)
+    assert exc.value.res_path == "res://evil?line" and "\n" not in exc.value.message

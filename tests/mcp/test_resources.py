@@ -156,10 +156,13 @@ async def test_stdio_refusals_say_why(mcp_env):
                     await c.read_resource(uri)
                 assert exc.value.data["outcome"] == outcome, uri
                 assert exc.value.data["uri"] == uri
-                assert exc.value.message == {
-                    "not_found": "Resource not found",
-                    "out_of_range": f"Range not admitted: size 1000, max_output_bytes {MAX}",
-                }[outcome]
+                assert (
+                    exc.value.message
+                    == {
+                        "not_found": "Resource not found",
+                        "out_of_range": f"Range not admitted: size 1000, max_output_bytes {MAX}",
+                    }[outcome]
+                )
                 if size is not None:
                     assert exc.value.data["size"] == size
                     assert exc.value.data["max_output_bytes"] == MAX

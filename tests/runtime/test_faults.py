@@ -90,6 +90,8 @@ async def test_no_text_names_the_state_dir_its_parent_or_anything_below(tmp_path
     require_godot("godot3", "godot3-server", "Xvfb")
     # Outside /tmp and $HOME, so no generic temp-dir rule can hide a leak.
     base = Path(tempfile.mkdtemp(prefix="godot-mcp-private-", dir="/var/tmp"))
+    alias = base.with_name(base.name + "-alias")  # the state dir by another name, via a link
+    alias.symlink_to(base)
     try:
         state = base / "state"
         project = copy_demo(tmp_path / "demo")
@@ -100,7 +102,11 @@ async def test_no_text_names_the_state_dir_its_parent_or_anything_below(tmp_path
         )
         empty = tmp_path / "no-templates"
         empty.mkdir()
-        env = {"DISPLAY": "", "GODOT_MCP_STATE_DIR": str(state), "XDG_DATA_HOME": str(empty)}
+        env = {
+            "DISPLAY": "",
+            "GODOT_MCP_STATE_DIR": str(alias / "state"),
+            "XDG_DATA_HOME": str(empty),
+        }
         texts = []
         with anyio.fail_after(180):
             async with stdio_client(project, state, env=env) as c:
@@ -118,8 +124,10 @@ async def test_no_text_names_the_state_dir_its_parent_or_anything_below(tmp_path
         assert "STATE <state> ; <private> ; <state>/blobs" in message, message
         for text in texts:
             assert str(base) not in text and str(state) not in text, text
+            assert str(alias) not in text, text
             assert os.path.realpath(base) not in text, text
     finally:
+        alias.unlink()
         shutil.rmtree(base, ignore_errors=True)
 
 
