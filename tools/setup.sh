@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in godot3 godot3-server godot3-runner xvfb xauth libgl1-mesa-dri; do
+for pkg in godot3 godot3-server godot3-runner xvfb xauth libgl1-mesa-dri bubblewrap; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v npx >/dev/null 2>&1 || need+=(npm)

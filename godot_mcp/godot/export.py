@@ -57,7 +57,7 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.godot import procs, tree, verify
+from godot_mcp.godot import procs, sandbox, tree, verify
 from godot_mcp.godot.presets import KINDS, Preset
 from godot_mcp.godot.redact import PathPair, Scrubber
 
@@ -104,7 +104,10 @@ class ExportRunner:
         env: Mapping[str, str] | None = None,
         godot_major: int = 3,
         private: Sequence[PathPair] = (),
+        sandboxed: bool = True,
     ) -> None:
+        """``sandboxed``: run Godot under ``godot.sandbox`` (seeing only its work dir)."""
+        self.sandboxed = sandboxed
         self.headless_binary = headless_binary
         self.work_root = Path(work_root)
         self.env = dict(os.environ if env is None else env)
@@ -239,6 +242,7 @@ class ExportJob:
         self._estimate = max(estimate, 1)
         self._high_water = 0
         self._low_space = False  # the disk was seen (almost) full while Godot ran
+        self._cancelling = False
         self.redact = _scrubber(runner, project, work_dir)
 
     @property
@@ -247,9 +251,9 @@ class ExportJob:
         return self._proc.pid if self._proc else None
 
     def command(self) -> list[str]:
-        """The Godot command line of this export."""
+        """The Godot command line of this export (inside the sandbox when the runner has one)."""
         flags = _FLAGS[self._runner.godot_major][self.kind]
-        return [
+        godot = [
             self._runner.headless_binary,
             "--path",
             str(self.snapshot_dir),
@@ -257,6 +261,13 @@ class ExportJob:
             self.preset.name,
             str(self.out_dir / self.expected[0]),
         ]
+        if not self._runner.sandboxed:
+            return godot
+        binary = shutil.which(self._runner.headless_binary) or self._runner.headless_binary
+        seen = [Path(os.path.realpath(binary)).parent, *_template_paths(self._runner.env)]
+        return sandbox.wrap(
+            godot, rw=[self.work_dir], ro=seen, cwd=self.work_dir, home=self.work_dir / "xdg"
+        )
 
     def launch(self) -> None:
         """Spawn Godot; call from the thread whose life bounds the child's (the event loop's)."""
@@ -295,6 +306,9 @@ class ExportJob:
         if code is None:
             return RUNNING
         self.exit_code = code
+        if self._cancelling:  # killed by cancel(): its exit is not a failure
+            self._end(CANCELLED, None)
+            return self.state
         missing = [n for n in self.expected if not (self.out_dir / n).is_file()]
         if code == 0 and not missing:
             self.outputs = [(n, self.out_dir / n) for n in self.expected]
@@ -316,7 +330,9 @@ class ExportJob:
         """
         if self.state != VERIFYING:
             return self.state
-        candidates = template_candidates(self._runner.env, self.preset, self.kind)
+        candidates = template_candidates(
+            self._runner.env, self.preset, self.kind, self.snapshot_dir
+        )
         try:
             for name, path in self.outputs:
                 verify.verify_output(
@@ -368,6 +384,7 @@ class ExportJob:
 
     def kill(self) -> None:
         """Kill the export's process group now (if it runs) and mark it cancelled."""
+        self._cancelling = self.state in (RUNNING, VERIFYING, "pending")
         if self._proc is not None and self._proc.poll() is None:
             procs.kill_group(self._proc.pid)
             try:
@@ -386,10 +403,11 @@ class ExportJob:
         """
         if self.poll() not in (RUNNING, VERIFYING, "pending"):
             return self.state
+        self._cancelling = True
         if self._proc is not None:
             procs.kill_group(self._proc.pid)
-            with anyio.move_on_after(5):
-                while self._proc.poll() is None:
+            with anyio.move_on_after(5):  # the sandbox's own children are reaped by its init
+                while self._proc.poll() is None or not procs.group_gone(self._proc.pid):
                     await anyio.sleep(0.01)
         self.kill()
         await anyio.to_thread.run_sync(self.cleanup)
@@ -444,7 +462,9 @@ def _user_data_home(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "share"
 
 
-def template_candidates(env: Mapping[str, str], preset: Preset, kind: str) -> list[Path]:
+def template_candidates(
+    env: Mapping[str, str], preset: Preset, kind: str, project: Path | None = None
+) -> list[Path]:
     """The Linux export templates a ``kind`` export of ``preset`` may have been made from.
 
     The preset's custom template first, then the user's installed ones of every version
@@ -455,7 +475,9 @@ def template_candidates(env: Mapping[str, str], preset: Preset, kind: str) -> li
         return []
     found: list[Path] = []
     custom = preset.custom_template(kind)
-    if custom and os.path.isabs(custom):
+    if custom.startswith("res://") and project is not None:
+        found.append(project / custom.removeprefix("res://"))
+    elif custom and os.path.isabs(custom):
         found.append(Path(custom))
     user_godot = _user_data_home(env) / "godot"
     bits = "64" if preset.bits_64 else "32"
@@ -464,9 +486,46 @@ def template_candidates(env: Mapping[str, str], preset: Preset, kind: str) -> li
     return [p for p in found if p.is_file()]
 
 
-def template_bytes(env: Mapping[str, str], preset: Preset, kind: str) -> int:
+def _template_paths(env: Mapping[str, str]) -> list[Path]:
+    """The user's template dirs and the real files their entries point at (for the sandbox)."""
+    user_godot = _user_data_home(env) / "godot"
+    found: list[Path] = []
+    for name in _TEMPLATE_DIRS:
+        root = user_godot / name
+        if not root.is_dir():
+            continue
+        found.append(root)
+        for entry in root.glob("*/*"):
+            if entry.is_symlink() and entry.exists():
+                found.append(Path(os.path.realpath(entry)))
+    return found
+
+
+def custom_template_refusal(env: Mapping[str, str], preset: Preset, kind: str) -> str | None:
+    """Why the preset's custom template may not be used, or None.
+
+    A custom template is copied into the export as its binary, so it must be project content
+    (``res://…``) or one of the user's installed templates, never any file of the machine.
+    """
+    custom = preset.custom_template(kind)
+    if not custom or custom.startswith("res://"):
+        return None
+    real = Path(os.path.realpath(custom))
+    user_godot = Path(os.path.realpath(_user_data_home(env) / "godot"))
+    if any(real.is_relative_to(user_godot / name) for name in _TEMPLATE_DIRS):
+        return None
+    return (
+        f"preset {preset.name!r}: its custom_template/{kind} lies outside the project and the "
+        "installed export templates; exports read nothing else"
+    )
+
+
+def template_bytes(
+    env: Mapping[str, str], preset: Preset, kind: str, project: Path | None = None
+) -> int:
     """The size of the largest candidate template (0 when there is none)."""
-    return max((p.stat().st_size for p in template_candidates(env, preset, kind)), default=0)
+    found = template_candidates(env, preset, kind, project)
+    return max((p.stat().st_size for p in found), default=0)
 
 
 def _tree_bytes(root: Path) -> int:

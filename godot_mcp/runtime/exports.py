@@ -21,13 +21,14 @@ import anyio
 from sqlalchemy import select, update
 
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Unavailable
-from godot_mcp.godot import tree
+from godot_mcp.godot import sandbox, tree
 from godot_mcp.godot.export import (
     RUNNING,
     VERIFYING,
     ExportJob,
     ExportRunner,
     ExportSetupError,
+    custom_template_refusal,
     template_bytes,
 )
 from godot_mcp.godot.presets import (
@@ -89,6 +90,9 @@ class ExportService:
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
     def availability(self) -> str:
+        why = sandbox.availability()
+        if why != "available":
+            return why
         if not self.rt.godot.headless:
             return "unavailable: no headless Godot binary found (godot3-server or Godot 4)"
         return "available"
@@ -126,6 +130,9 @@ class ExportService:
             raise InvalidArgument(
                 f"preset {preset.name!r} has an export_path without a usable file name"
             )
+        refused = custom_template_refusal(dict(os.environ), preset, kind)
+        if refused:
+            raise InvalidArgument(refused)
         runner = ExportRunner(
             install.headless,
             self.store.layout.exports_dir,
@@ -196,7 +203,7 @@ class ExportService:
         self, plan: tree.Plan, runner: ExportRunner, preset: Preset, kind: str
     ) -> None:
         """Unavailable when the state dir's disk cannot hold a copy plus outputs of its size."""
-        need = 2 * plan.bytes + template_bytes(runner.env, preset, kind)
+        need = 2 * plan.bytes + template_bytes(runner.env, preset, kind, self.rt.project)
         try:
             free = shutil.disk_usage(self.store.layout.exports_dir).free
         except OSError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import struct
 
@@ -183,3 +184,92 @@ async def test_a_disk_filled_during_an_export_ends_it_with_a_typed_outcome(tmp_p
             again = await run_export(c, "Pack", "pack")
             assert again["state"] == "succeeded", again
     shutil.rmtree(tmp_path / "big")
+
+
+EXPORT_PLUGIN = """\
+tool
+extends EditorExportPlugin
+func _export_begin(features, is_debug, path, flags):
+\tvar state = path.get_base_dir().get_base_dir().get_base_dir().get_base_dir()
+\tfor secret in [state + "/store.db", "/etc/shadow", "/etc/passwd"]:
+\t\tvar f = File.new()
+\t\tif f.open(secret, File.READ) == OK:
+\t\t\tadd_file("res://stolen/" + secret.get_file(), f.get_buffer(f.get_len()), false)
+\t\t\tprint("STOLE ", secret)
+"""
+
+
+def _png() -> bytes:
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + data))
+        return struct.pack(">I", len(data)) + kind + data + crc
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
+
+
+async def test_project_code_and_import_remaps_see_nothing_outside_the_copy(tmp_path):
+    """Godot reads paths from .import files and runs editor plugins while exporting: the
+    sandbox, not the snapshot, keeps the store and the machine's files out of the pack."""
+    require_godot("godot3-server")
+    import re
+    import subprocess
+
+    project = make_project(tmp_path / "project")
+    with open(project / "project.godot", "a") as f:
+        f.write('\n[editor_plugins]\n\nenabled=PoolStringArray( "x" )\n')
+    addon = project / "addons" / "x"
+    addon.mkdir(parents=True)
+    (addon / "plugin.cfg").write_text(
+        '[plugin]\nname="x"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n'
+    )
+    (addon / "plugin.gd").write_text(
+        "tool\nextends EditorPlugin\nfunc _enter_tree():\n"
+        '\tadd_export_plugin(preload("res://addons/x/exp.gd").new())\n'
+    )
+    (addon / "exp.gd").write_text(EXPORT_PLUGIN)
+    (project / "x.png").write_bytes(_png())
+    xdg = tmp_path / "xdg"
+    subprocess.run(  # import x.png once, as the editor would
+        ["godot3-server", "--path", str(project), "--export-pack", "Pack", str(tmp_path / "f.pck")],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **{f"XDG_{k}_HOME": str(xdg / k) for k in ("CONFIG", "CACHE", "DATA")}},
+    )
+    imported = (project / "x.png.import").read_text()
+    imported = re.sub(r'^path="[^"]*"', 'path="../../../store.db"', imported, flags=re.M)
+    (project / "x.png.import").write_text(re.sub(r"^dest_files=.*$", "", imported, flags=re.M))
+    shutil.rmtree(project / "build", ignore_errors=True)
+    with anyio.fail_after(120):
+        async with stdio_client(project, tmp_path / "state") as c:
+            body = await run_export(c, "Pack", "pack")
+            assert body["state"] in ("succeeded", "failed"), body
+            for out in body["outputs"]:
+                data = await fetch(c, out, chunk=256 * 1024)
+                assert b"SQLite format 3" not in data and b"root:" not in data
+                assert "res://stolen/" not in pack_files(data)
+
+
+async def test_a_custom_template_outside_the_project_and_the_templates_is_refused(tmp_path):
+    require_godot("godot3-server")
+    project = make_project(tmp_path / "project")
+    presets = project / "export_presets.cfg"
+    presets.write_text(
+        presets.read_text().replace(
+            'custom_template/release=""', 'custom_template/release="/etc/passwd"', 1
+        )
+    )
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "state") as c:
+            r = await c.call_tool("project.export", {"preset": "Linux/X11", "kind": "release"})
+            body = r.structured_content
+            assert body["outcome"] == "invalid_argument", body
+            assert "custom_template/release lies outside the project" in body["message"]
+            assert "/etc" not in body["message"]

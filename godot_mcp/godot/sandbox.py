@@ -1,0 +1,104 @@
+"""A mount namespace for an export's Godot: it sees the project copy, and nothing private.
+
+Vetting the snapshot is not enough: Godot reads paths from many places (an ``.import`` file's
+``[remap] path="../../../store.db"``, a preset's ``custom_template/release="/etc/shadow"``)
+and an export runs project code (editor plugins, ``tool`` scripts). So each export's Godot
+runs under bubblewrap (``bwrap``) with an allow-list view of the filesystem::
+
+    /usr (and the /bin, /lib… links), a few /etc files   read-only: the engine and its libraries
+    /dev, /proc (its own pid namespace), /tmp            private
+    the export's work dir                               read-write: snapshot, out, XDG dirs
+    the Godot binary's dir, the user's export templates read-only, when outside /usr
+
+and no network, no IPC, its own UTS and pid namespaces. The state dir (the store database,
+the blobs, other exports) and the user's files are simply not there. bwrap is started
+without ``--new-session`` so the export's process group (and its death signal) hold.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+__all__ = ["availability", "bwrap", "wrap"]
+
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/fonts",
+    "/etc/localtime",
+)
+
+
+def bwrap() -> str | None:
+    """The bubblewrap binary, if installed."""
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def availability() -> str:
+    """``available``, or why exports cannot be sandboxed on this machine."""
+    binary = bwrap()
+    if binary is None:
+        return (
+            "unavailable: exports run Godot in a sandbox and need bubblewrap "
+            "(apt-get install bubblewrap)"
+        )
+    try:
+        probe = subprocess.run(
+            wrap(["/bin/true"], rw=(), ro=(), cwd=Path("/"), home=Path("/tmp")),
+            capture_output=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unavailable: bubblewrap cannot start: {exc}"
+    if probe.returncode != 0:
+        first = probe.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
+        why = first[0][:200] if first else f"exit status {probe.returncode}"
+        return f"unavailable: bubblewrap cannot make a sandbox here: {why}"
+    return "available"
+
+
+def wrap(
+    argv: Sequence[str], *, rw: Iterable[Path], ro: Iterable[Path], cwd: Path, home: Path
+) -> list[str]:
+    """``argv`` run inside the sandbox with ``rw`` and ``ro`` (absolute paths) visible."""
+    binary = bwrap() or "bwrap"
+    args = [
+        binary,
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
+    for top in _SYSTEM:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for etc in _ETC:
+        if os.path.exists(etc):
+            args += ["--ro-bind", etc, etc]
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    seen: set[str] = set()
+    for flag, paths in (("--ro-bind", ro), ("--bind", rw)):
+        for path in paths:
+            for form in dict.fromkeys([os.path.abspath(path), os.path.realpath(path)]):
+                if form not in seen and os.path.exists(form) and not _under_system(form):
+                    seen.add(form)
+                    args += [flag, form, form]
+    args += ["--setenv", "HOME", str(home), "--chdir", str(cwd), "--", *argv]
+    return args
+
+
+def _under_system(path: str) -> bool:
+    return any(path == top or path.startswith(top + "/") for top in _SYSTEM)
