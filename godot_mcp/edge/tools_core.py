@@ -62,7 +62,7 @@ async def project_info(call: ToolCall) -> types.CallToolResult:
         presets = []
     try:
         name = project_name(call.deps.project)
-    except OSError:
+    except (OSError, PresetsError):
         name = call.deps.project.name
     return ok(
         name=name,

@@ -36,9 +36,12 @@ names; the caller passes the first one to Godot as the output path.
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from godot_mcp.godot import tree
 
 _ESCAPES = {
     "n": "\n",
@@ -218,8 +221,13 @@ def parse_config(text: str) -> dict[str, dict[str, object]]:
 
 
 def read_config(path: Path) -> dict[str, dict[str, object]]:
-    """Read and parse a ConfigFile; ``OSError`` if unreadable, ``ConfigSyntaxError`` if bad."""
-    return parse_config(path.read_text(encoding="utf-8", errors="replace"))
+    """Read and parse a project's ConfigFile (``tree.read_file`` rules: links judged, a
+    regular file of at most 1 MiB); ``OSError`` if unreadable, ``ConfigSyntaxError`` if bad."""
+    try:
+        data = tree.read_file(path.parent, path.name)
+    except tree.TreeError as exc:
+        raise OSError(errno.EPERM, exc.message) from None
+    return parse_config(data.decode("utf-8", errors="replace"))
 
 
 class PresetsError(Exception):
@@ -316,7 +324,10 @@ def project_name(project: Path) -> str:
 
     Raises ``FileNotFoundError`` when the directory holds no ``project.godot``.
     """
-    sections = read_config(project / "project.godot")
+    try:
+        sections = read_config(project / "project.godot")
+    except ConfigSyntaxError:
+        return project.resolve().name
     name = sections.get("application", {}).get("config/name")
     return name if isinstance(name, str) and name.strip() else project.resolve().name
 

@@ -47,6 +47,7 @@ __all__ = [
     "copy",
     "disk_full",
     "plan",
+    "read_file",
 ]
 
 MAX_ENTRIES = 250_000
@@ -291,6 +292,36 @@ def _open_below(root_fd: int, entry: Entry) -> int:
         if fd != root_fd:
             os.close(fd)
         raise
+
+
+def read_file(root: Path, name: str, limit: int = 1 << 20) -> bytes:
+    """A small project file (``project.godot``, ``export_presets.cfg``), read safely.
+
+    A link is judged as in ``plan`` (outside the project: TreeError); the file must be a
+    regular file of at most ``limit`` bytes (a FIFO would block, ``/dev/zero`` never end):
+    else OSError. A missing file is FileNotFoundError.
+    """
+    real_root = Path(os.path.realpath(root))
+    path = real_root / name
+    target = path
+    if stat.S_ISLNK(os.lstat(path).st_mode):
+        resolved = _resolve_link(real_root, path, name)
+        if resolved is None:
+            raise FileNotFoundError(errno.ENOENT, f"{name} is a dangling link")
+        target = resolved
+    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"{name} is not a regular file")
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, f"{name} is larger than {limit} bytes")
+        data = os.read(fd, limit + 1)
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"{name} is larger than {limit} bytes")
+        return data
+    finally:
+        os.close(fd)
 
 
 def disk_full(directory: Path, slack: int = 256 * 1024) -> bool:

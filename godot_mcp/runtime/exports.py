@@ -115,6 +115,8 @@ class ExportService:
             expected = expected_outputs(project_name(project), preset, kind)
         except PresetsError as exc:
             raise InvalidArgument(str(exc)) from None
+        except OSError as exc:
+            raise InvalidArgument(f"cannot read project.godot: {exc.strerror}") from None
         why = self.availability()
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +36,24 @@ def _signature(project_file: Path) -> str:
     return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
+_MAX_PROJECT_FILE = 16 << 20
+
+
 def _identity(project_file: Path) -> str | None:
+    """The content hash of ``project.godot``; None when it is not a readable regular file.
+
+    Opened without blocking and bounded: a FIFO or a link to ``/dev/zero`` must not hang
+    every request.
+    """
     try:
-        with open(project_file, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+        fd = os.open(project_file, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_PROJECT_FILE:
+            return None
+        return hashlib.sha256(f.read(_MAX_PROJECT_FILE)).hexdigest()
 
 
 class Projects:

@@ -187,3 +187,33 @@ def test_names_that_are_not_utf8_or_hold_newlines_are_named_printably(tmp_path: 
     with pytest.raises(tree.LinkOutside) as exc:
         tree.plan(project)
     assert exc.value.res_path == "res://evil?line" and "\n" not in exc.value.message
+
+
+def test_project_files_are_read_safely(tmp_path: Path) -> None:
+    from godot_mcp.godot.presets import read_presets
+
+    project = _project(tmp_path / "project")
+    (tmp_path / "outside.cfg").write_text('[preset.0]\nname="secret-name"\n')
+    (project / "export_presets.cfg").symlink_to(tmp_path / "outside.cfg")
+    with pytest.raises(Exception) as exc:
+        read_presets(project)
+    assert "outside the project" in str(exc.value) and "secret-name" not in str(exc.value)
+    (project / "export_presets.cfg").unlink()
+    os.mkfifo(project / "export_presets.cfg")  # would block a plain open() forever
+    with pytest.raises(Exception) as exc:
+        read_presets(project)
+    assert "not a regular file" in str(exc.value)
+    (project / "export_presets.cfg").unlink()
+    (project / "export_presets.cfg").symlink_to("/dev/zero")
+    with pytest.raises(Exception) as exc:
+        read_presets(project)
+    assert "outside the project" in str(exc.value)
+    (project / "export_presets.cfg").unlink()
+    (project / "export_presets.cfg").write_bytes(b" " * (2 << 20))
+    with pytest.raises(Exception) as exc:
+        read_presets(project)
+    assert "larger than" in str(exc.value)
+    (project / "export_presets.cfg").unlink()
+    (project / "data" / "p.cfg").write_text('[preset.0]\nname="inside"\n')
+    (project / "export_presets.cfg").symlink_to("data/p.cfg")
+    assert [p.name for p in read_presets(project)] == ["inside"]

@@ -273,3 +273,22 @@ async def test_a_custom_template_outside_the_project_and_the_templates_is_refuse
             assert body["outcome"] == "invalid_argument", body
             assert "custom_template/release lies outside the project" in body["message"]
             assert "/etc" not in body["message"]
+
+
+async def test_presets_that_are_a_fifo_or_lead_outside_are_refused_without_blocking(tmp_path):
+    require_godot("godot3-server")
+    project = make_project(tmp_path / "project")
+    (tmp_path / "outside.cfg").write_text('[preset.0]\nname="secret-name"\n')
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "state") as c:
+            (project / "export_presets.cfg").unlink()
+            os.mkfifo(project / "export_presets.cfg")
+            r = await c.call_tool("project.export", {"preset": "Pack", "kind": "pack"})
+            assert r.structured_content["outcome"] == "invalid_argument", r.structured_content
+            assert "not a regular file" in r.structured_content["message"]
+            (project / "export_presets.cfg").unlink()
+            (project / "export_presets.cfg").symlink_to(tmp_path / "outside.cfg")
+            for tool, args in (("project.export", {"preset": "secret-name"}), ("project.info", {})):
+                r = await c.call_tool(tool, args)
+                assert "secret-name" not in str(r.structured_content), r.structured_content
+            await ok(c, "server.profile")
