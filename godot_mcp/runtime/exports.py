@@ -18,7 +18,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 import anyio
-from sqlalchemy import select, update
 
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Unavailable
 from godot_mcp.godot import sandbox, tree
@@ -41,13 +40,12 @@ from godot_mcp.godot.presets import (
     read_presets,
 )
 from godot_mcp.godot.redact import private_roots
-from godot_mcp.runtime.binding import check_owner, unknown
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import settle_interrupted
-from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.binding import check_owner, unknown
+from godot_mcp.store.exports import ExportRecord, ExportRecords
 from godot_mcp.store.ids import is_valid_id, new_id
-from godot_mcp.store.models import Export
 from godot_mcp.store.store import release_session_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
@@ -74,6 +72,7 @@ class ExportService:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.store = rt.store
+        self.records = ExportRecords(rt.store)
         self.jobs: dict[str, ExportJob] = {}
         self._starting = 0
         self._ended: set[str] = set()
@@ -163,24 +162,7 @@ class ExportService:
             raise InvalidArgument(exc.message) from None
         self._check_space(plan, runner, preset, kind)
         export_id = new_id()
-        pid, start = me()
-        with write_session(self.store.engine) as s:
-            s.add(
-                Export(
-                    id=export_id,
-                    project_id=caller.project_id,
-                    generation=generation,
-                    principal=caller.principal,
-                    session_id=caller.session_id,
-                    launch_id=caller.launch_id,
-                    preset=preset.name,
-                    kind=kind,
-                    state="running",
-                    owner_pid=pid,
-                    owner_start=start,
-                    created_us=self.store._now_us(),
-                )
-            )
+        self.records.create(export_id, caller, generation, preset.name, kind, me())
         try:
             job = await runner.start_async(project, preset, kind, export_id, expected, plan)
         except (ExportSetupError, OSError) as exc:
@@ -267,29 +249,23 @@ class ExportService:
 
     def _settle(self, export_id: str, state: str, error: str | None, tail: str | None) -> None:
         """Record an export's end; kept in memory (and retried) while the database refuses."""
-        self._unsettled[export_id] = (state, error, tail, self.store._now_us())
+        self._unsettled[export_id] = (state, error, tail, self.store.now_us())
         self._flush()
 
     def _flush(self) -> None:
         """Write the ends the database refused so far; never raises."""
         for export_id, (state, error, tail, ended) in list(self._unsettled.items()):
             try:
-                with write_session(self.store.engine) as s:
-                    s.execute(
-                        update(Export)
-                        .where(Export.id == export_id)
-                        .values(state=state, error=error, log_tail=tail, ended_us=ended)
-                    )
+                self.records.finish(export_id, state, error, tail, ended)
             except Exception as exc:  # a full disk: the export's end waits in memory
                 log.warning("export %s: its end is not stored yet: %s", export_id, exc)
                 return
             self._unsettled.pop(export_id, None)
 
-    def _row(self, caller: Caller, export_id: str) -> Export:
+    def _row(self, caller: Caller, export_id: str) -> ExportRecord:
         if not isinstance(export_id, str) or not is_valid_id(export_id):
             raise unknown("export")
-        with read_session(self.store.engine) as s:
-            row = s.get(Export, export_id)
+        row = self.records.get(export_id)
         if row is None:
             raise unknown("export")
         check_owner(
@@ -331,9 +307,7 @@ class ExportService:
         """True once the export has left ``running``."""
         if export_id in self._unsettled:
             return True
-        with read_session(self.store.engine) as s:
-            state = s.scalar(select(Export.state).where(Export.id == export_id))
-        return state != "running"
+        return self.records.state(export_id) != "running"
 
     async def cancel(self, caller: Caller, export_id: str) -> str:
         """Cancel the caller's export; returns its final state."""
@@ -351,9 +325,8 @@ class ExportService:
         """Kill the exports of an ended HTTP session."""
         self._ended.add(session_id)
         for export_id, job in list(self.jobs.items()):
-            with read_session(self.store.engine) as s:
-                sid = s.scalar(select(Export.session_id).where(Export.id == export_id))
-            if sid == session_id and job.state == RUNNING:
+            row = self.records.get(export_id)
+            if row is not None and row.session_id == session_id and job.state == RUNNING:
                 job.kill()
 
     async def aclose(self) -> None:

@@ -26,10 +26,10 @@ from godot_mcp.godot.game_errors import GameError
 from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.redact import private_roots
 from godot_mcp.godot.session import GameRunner, GameSession
-from godot_mcp.runtime.binding import check_owner, unknown
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import sweep_dead_scratch
+from godot_mcp.store.binding import check_owner, unknown
 from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 

@@ -13,15 +13,12 @@ import shutil
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select, update
-
 from godot_mcp.errors import InvalidArgument, NotFound
 from godot_mcp.godot.export import leftovers
 from godot_mcp.runtime.owner import alive
 from godot_mcp.store.blobs import mkdir_private
-from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.exports import ExportRecords
 from godot_mcp.store.ids import is_valid_id
-from godot_mcp.store.models import Export
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import from_us
 
@@ -59,35 +56,19 @@ def settle_interrupted(store: ArtifactStore) -> dict[str, int]:
 
     Exports of a live server (this one or another on the same state dir) are left alone.
     """
-    with read_session(store.engine) as s:
-        rows = s.execute(
-            select(Export.id, Export.owner_pid, Export.owner_start).where(
-                Export.state.in_(("running", "starting"))
-            )
-        ).all()
+    records = ExportRecords(store)
     settled = 0
-    for export_id, pid, start in rows:
-        if alive(pid, start):
+    for row in records.running():
+        if alive(row.owner_pid, row.owner_start):
             continue
-        files, size = keep_evidence(store, export_id)
-        with write_session(store.engine) as s:
-            s.execute(
-                update(Export)
-                .where(Export.id == export_id, Export.state.in_(("running", "starting")))
-                .values(
-                    state="interrupted",
-                    error=INTERRUPTED_MESSAGE,
-                    ended_us=store._now_us(),
-                    evidence_files=files,
-                    evidence_bytes=size,
-                )
-            )
+        files, size = keep_evidence(store, row.id)
+        records.mark_interrupted(row.id, INTERRUPTED_MESSAGE, files, size)
         settled += 1
-    _sweep_finished_work(store)
+    _sweep_finished_work(store, records)
     return {"exports_interrupted": settled}
 
 
-def _sweep_finished_work(store: ArtifactStore) -> None:
+def _sweep_finished_work(store: ArtifactStore, records: ExportRecords) -> None:
     """Remove work dirs of exports that are no longer running (scratch, not evidence)."""
     root = store.layout.exports_dir
     if not root.is_dir():
@@ -95,8 +76,7 @@ def _sweep_finished_work(store: ArtifactStore) -> None:
     # Dirs first, states second: an export's row is committed before its dir is made,
     # so a dir listed here that another server just created shows as running below.
     entries = list(root.iterdir())
-    with read_session(store.engine) as s:
-        running = set(s.scalars(select(Export.id).where(Export.state == "running")))
+    running = {r.id for r in records.running()}
     for entry in entries:
         if entry.name not in running:
             shutil.rmtree(entry, ignore_errors=True)
@@ -118,8 +98,7 @@ def list_evidence(store: ArtifactStore) -> list[Evidence]:
     root = store.layout.evidence_dir
     if not root.is_dir():
         return []
-    with read_session(store.engine) as s:
-        rows = {r.id: r for r in s.scalars(select(Export).where(Export.state == "interrupted"))}
+    rows = ExportRecords(store).interrupted()
     out = []
     for entry in sorted(root.iterdir()):
         files = [p for p in entry.rglob("*") if p.is_file()]
@@ -144,12 +123,7 @@ def purge_evidence(store: ArtifactStore, export_id: str) -> Evidence:
     if not match:
         raise NotFound(f"no evidence for export {export_id}")
     shutil.rmtree(store.layout.evidence_dir / export_id)
-    with write_session(store.engine) as s:
-        s.execute(
-            update(Export)
-            .where(Export.id == export_id)
-            .values(evidence_files=None, evidence_bytes=None)
-        )
+    ExportRecords(store).forget_evidence(export_id)
     return match[0]
 
 

@@ -75,7 +75,7 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
         if not ok:
             raise Timeout("the store stayed busy; reconcile did not run")
         with write_session(store.engine) as s:
-            report.expired_released, gone = release_dead(s, store._now_us())
+            report.expired_released, gone = release_dead(s, store.now_us())
         checkpoint("reconcile.released")
         with read_session(store.engine) as s:
             blobs = [(b.sha256, b.size) for b in s.execute(select(Blob.sha256, Blob.size))]
@@ -111,8 +111,7 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
             _remove(temp)
             report.temp_files_removed += 1
             checkpoint("reconcile.temp")
-    store._digests.clear()
-    store._verified.clear()
+    store.forget_verified()
     return report
 
 
@@ -125,7 +124,7 @@ def _remove(path: Path) -> None:
 
 def status(store: ArtifactStore) -> StatusReport:
     """Budget in use and counts, read without taking any lock."""
-    now = store._now_us()
+    now = store.now_us()
     with read_session(store.engine) as s:
         total = int(s.scalar(select(func.count()).select_from(Artifact)) or 0)
         expired = int(

@@ -28,6 +28,7 @@ from godot_mcp.errors import (
     PermissionDenied,
     TooLarge,
 )
+from godot_mcp.store.binding import check_owner, unknown
 from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob, mkdir_private
 from godot_mcp.store.db import make_engine, read_session, rowcount, upgrade_to_head, write_session
 from godot_mcp.store.faults import checkpoint
@@ -184,11 +185,18 @@ class ArtifactStore:
         self._last_used = 0
         self._gc_mutex = threading.Lock()
 
+    def forget_verified(self) -> None:
+        """Forget every cached verification and digest list (after reconcile)."""
+        self._digests.clear()
+        with self._gc_mutex:
+            self._verified.clear()
+
     def close(self) -> None:
         """Release database connections."""
         self.engine.dispose()
 
-    def _now_us(self) -> int:
+    def now_us(self) -> int:
+        """The store's clock, in microseconds since the epoch."""
         return to_us(self.clock())
 
     # -- registration -------------------------------------------------------
@@ -252,7 +260,7 @@ class ArtifactStore:
         The authoritative check is the one in the commit; this one only spares
         the disk a publish that is bound to be rolled back.
         """
-        now = self._now_us()
+        now = self.now_us()
         with read_session(self.engine) as s:
             alive = int(
                 s.scalar(
@@ -293,7 +301,7 @@ class ArtifactStore:
         budget = self.limits.store_budget_bytes
         total = sum(st.size for st in staged)
         with write_session(self.engine) as s:
-            now = self._now_us()
+            now = self.now_us()
             _, freed = release_dead(s, now)
             current = s.scalar(select(Project.generation).where(Project.id == caller.project_id))
             if current != generation:
@@ -370,9 +378,11 @@ class ArtifactStore:
 
     # -- reads ---------------------------------------------------------------
 
-    def resolve(self, caller: Caller, artifact_id: str, inline: bool = False) -> Any:
+    def resolve(
+        self, caller: Caller, artifact_id: str, inline: bool = False, uniform: bool = False
+    ) -> Any:
         """The artifact row if it resolves and is bound to ``caller``; typed refusal otherwise."""
-        now = self._now_us()
+        now = self.now_us()
         with self.engine.connect() as conn:  # one plain SELECT: reads are the hot path
             row = conn.execute(
                 select(Artifact.__table__, Project.generation.label("current"))
@@ -380,16 +390,18 @@ class ArtifactStore:
                 .where(Artifact.id == artifact_id)
             ).first()
         if row is None or now >= row.expires_us or row.generation != row.current:
-            raise NotFound("artifact not found")
+            raise unknown("artifact")
         if not self._intact(row.sha256, row.size, inline):
-            raise NotFound("artifact not found")
-        if (
-            row.principal != caller.principal
-            or row.session_id != caller.session_id
-            or row.launch_id != caller.launch_id
-            or row.project_id != caller.project_id
-        ):
-            raise PermissionDenied("artifact is bound to another caller")
+            raise unknown("artifact")
+        check_owner(
+            caller,
+            row.principal,
+            row.session_id,
+            row.launch_id,
+            row.project_id,
+            "artifact",
+            uniform=uniform,
+        )
         return row
 
     def _intact(self, sha: str, size: int, inline: bool = False) -> bool:
@@ -433,7 +445,7 @@ class ArtifactStore:
         """
         try:
             parsed = parse_uri(uri)
-            row = self.resolve(caller, parsed.artifact_id, inline=inline)
+            row = self.resolve(caller, parsed.artifact_id, inline=inline, uniform=uniform)
             offset, length = admit_range(
                 row.size, parsed.offset, parsed.length, self.limits.max_output_bytes
             )
@@ -481,7 +493,7 @@ class ArtifactStore:
     def list(self, caller: Caller, cursor: str | None = None, limit: int = 50) -> Page:
         """The artifacts ``caller`` could read now, oldest first, ``limit`` per page."""
         after = _decode_cursor(cursor) if cursor else None
-        now = self._now_us()
+        now = self.now_us()
         with read_session(self.engine) as s:
             q = (
                 select(Artifact)
@@ -534,7 +546,7 @@ class ArtifactStore:
     def release_expired(self) -> int:
         """Release expired and older-generation artifacts now; returns how many."""
         with write_session(self.engine) as s:
-            n, gone = release_dead(s, self._now_us())
+            n, gone = release_dead(s, self.now_us())
         self._collect(gone)
         return n
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.edge.deps import ServerDeps
 from godot_mcp.errors import StorageError
-from godot_mcp.runtime import exports as exports_module
+from godot_mcp.godot.locate import locate_godot
+from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.exports import ExportService
 from godot_mcp.store.db import read_session, write_session
 from godot_mcp.store.models import Export
 from godot_mcp.store.store import ArtifactStore
-from godot_mcp.store.values import Caller, Limits
+from godot_mcp.store.values import Caller
 from tests.support.projects import make_project
 
 
@@ -25,8 +25,7 @@ def test_an_end_the_database_refuses_is_answered_from_memory_then_stored(
     project = make_project(tmp_path / "project")
     state = store.projects.observe(project)
     caller = Caller("local", None, None, state.id)
-    deps = ServerDeps(store, project, "stdio", None, Limits())
-    service = ExportService(deps)
+    service = ExportService(Runtime(store, project, locate_godot(), http=False))
     with write_session(store.engine) as s:
         s.add(
             Export(
@@ -45,10 +44,10 @@ def test_an_end_the_database_refuses_is_answered_from_memory_then_stored(
             )
         )
 
-    def refuse(_engine):  # what a full disk does to SQLite's write
+    def refuse(*_args):  # what a full disk does to SQLite's write
         raise StorageError("the store's database refused the operation: database or disk is full")
 
-    monkeypatch.setattr(exports_module, "write_session", refuse)
+    monkeypatch.setattr(service.records, "finish", refuse)
     service._settle("e" * 22, "failed", "the outputs could not be stored", None)  # no raise
     assert service.settled("e" * 22)
     view = service.view(caller, "e" * 22)

@@ -1,4 +1,8 @@
-"""Checking that a game session or an export belongs to the caller."""
+"""The one rule for a thing bound to another caller (artifacts, game sessions, exports).
+
+Over HTTP (``uniform``) another caller's thing answers exactly like an unknown one, so a
+refusal never reveals that an id exists; over stdio PermissionDenied says why.
+"""
 
 from __future__ import annotations
 
@@ -34,4 +38,4 @@ def check_owner(
 
 def unknown(what: str) -> NotFound:
     """The refusal for an id that names nothing."""
-    return NotFound(f"no such {what}")
+    return NotFound(f"{what} not found" if what == "artifact" else f"no such {what}")
