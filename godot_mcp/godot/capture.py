@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from godot_mcp.godot.game_errors import GameError
+from godot_mcp.godot.game_errors import GameFailed
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Chunks of the first frame carried over: they describe how every frame's pixels are read.
@@ -28,30 +28,29 @@ class Capture:
 
 
 def png_size(path: Path) -> tuple[int, int]:
-    """Width and height from a PNG's IHDR; ``GameError("failed")`` if it is not a PNG."""
+    """Width and height from a PNG's IHDR; ``GameFailed`` if it is not a PNG."""
     try:
         with open(path, "rb") as png:
             head = png.read(24)
     except OSError:
-        raise GameError("failed", "the engine did not write the capture file") from None
+        raise GameFailed("the engine did not write the capture file") from None
     if len(head) < 24 or head[:8] != PNG_MAGIC or head[12:16] != b"IHDR":
-        raise GameError("failed", "the engine wrote a capture that is not a PNG")
+        raise GameFailed("the engine wrote a capture that is not a PNG")
     width, height = struct.unpack(">II", head[16:24])
     return int(width), int(height)
 
 
 def check_whole(path: Path) -> None:
-    """Raise ``GameError("failed")`` unless every chunk of the PNG is there, CRCs and IEND."""
+    """Raise ``GameFailed`` unless every chunk of the PNG is there, CRCs and IEND."""
     for _kind, _data in _chunks(path):
         pass
 
 
 def check_png(path: Path, width: int, height: int) -> None:
-    """Raise ``GameError("failed")`` unless ``path`` is a PNG of the reported size."""
+    """Raise ``GameFailed`` unless ``path`` is a PNG of the reported size."""
     got = png_size(path)
     if got != (width, height) or width <= 0 or height <= 0:
-        raise GameError(
-            "failed",
+        raise GameFailed(
             f"the capture is {got[0]}x{got[1]} but the engine reported {width}x{height}",
         )
     check_whole(path)
@@ -61,18 +60,18 @@ def _chunks(path: Path) -> Iterator[tuple[bytes, bytes]]:
     """The (type, data) chunks of a PNG file, CRCs checked."""
     with open(path, "rb") as png:
         if png.read(8) != PNG_MAGIC:
-            raise GameError("failed", "a capture file is not a PNG")
+            raise GameFailed("a capture file is not a PNG")
         while True:
             head = png.read(8)
             if len(head) < 8:
-                raise GameError("failed", "a capture file is truncated")
+                raise GameFailed("a capture file is truncated")
             length, kind = struct.unpack(">I4s", head)
             data = png.read(length)
             crc = png.read(4)
             if len(data) < length or len(crc) < 4:
-                raise GameError("failed", "a capture file is truncated")
+                raise GameFailed("a capture file is truncated")
             if struct.unpack(">I", crc)[0] != zlib.crc32(kind + data):
-                raise GameError("failed", "a capture file is corrupt")
+                raise GameFailed("a capture file is corrupt")
             yield kind, data
             if kind == b"IEND":
                 return
@@ -104,7 +103,7 @@ def assemble_apng(frames: Sequence[Path], out: Path, fps: int) -> None:
                         apng.write(_chunk(b"IHDR", data))
                         apng.write(_chunk(b"acTL", struct.pack(">II", len(frames), 0)))
                     elif data != header:
-                        raise GameError("failed", "the recorded frames differ in size or format")
+                        raise GameFailed("the recorded frames differ in size or format")
                     continue
                 if kind in (b"IDAT", b"IEND"):
                     if kind == b"IDAT" and not wrote_control:
@@ -126,5 +125,5 @@ def assemble_apng(frames: Sequence[Path], out: Path, fps: int) -> None:
                 elif index == 0 and not wrote_control and kind in _BEFORE_IDAT:
                     apng.write(_chunk(kind, data))
             if not wrote_control:
-                raise GameError("failed", "a recorded frame has no image data")
+                raise GameFailed("a recorded frame has no image data")
         apng.write(_chunk(b"IEND", b""))

@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.godot.child import Child
-from godot_mcp.godot.game_errors import GameError
+from godot_mcp.godot.game_errors import GameFailed, GameTimeout, GameUnavailable
 
 SCREEN = "1280x720x24"
 START_TIMEOUT = 10.0
@@ -84,7 +84,7 @@ class PrivateDisplay:
                 try:
                     self._child = Child.spawn(argv, stdout=log, pass_fds=(write_end,))
                 except OSError as exc:
-                    raise GameError("unavailable", f"cannot start Xvfb: {exc.strerror}") from None
+                    raise GameUnavailable(f"cannot start Xvfb: {exc.strerror}") from None
             os.close(write_end)
             write_end = -1
             number = await self._read_display(read_end, timeout)
@@ -113,13 +113,13 @@ class PrivateDisplay:
         await self._child.kill()
         self._child = None
         if scope.cancelled_caught:
-            raise GameError("timeout", f"Xvfb did not report a display within {timeout:g} s")
+            raise GameTimeout(f"Xvfb did not report a display within {timeout:g} s")
         reason = "Xvfb exited before reporting a display"
         with contextlib.suppress(OSError):
             tail = self._log.read_text("utf-8", "replace").strip().splitlines()[-1:]
             if tail:
                 reason += f": {tail[0]}"
-        raise GameError("failed", reason)
+        raise GameFailed(reason)
 
     async def aclose(self) -> None:
         """Kill Xvfb (and anything left in its process group)."""

@@ -1,12 +1,12 @@
 """The one error a game session raises, and the scrubbing of text that leaves this layer.
 
-Errors::
+Errors (classes, not outcome strings: the runtime maps them once, to the one error tree)::
 
-    GameError(Exception)        .outcome in OUTCOMES, .message one path-free line
-      outcome "invalid_argument"  bad scene path, frame count, fps, mode, size
-      outcome "unavailable"       no Godot/Xvfb for the mode, or a capture on a headless session
-      outcome "failed"            the game exited, a scene did not load, a capture was malformed
-      outcome "timeout"           a bounded wait ran out (connect, capture, quit)
+    GameError(Exception)          .message: one path-free line
+     ├── GameInvalid              bad scene path, frame count, fps, mode, size
+     ├── GameUnavailable          no Godot/Xvfb for the mode, or a capture on a headless session
+     ├── GameFailed               the game exited, a scene did not load, a capture was malformed
+     └── GameTimeout              a bounded wait ran out (connect, capture, quit)
 
 Every message and log tail goes through a :class:`~godot_mcp.godot.redact.Scrubber` first:
 private paths (the state dir and its parent, the scratch dir, the package's bridge scripts, the
@@ -15,19 +15,40 @@ home dir) become placeholders, and the project dir becomes ``res://``.
 
 from __future__ import annotations
 
-OUTCOMES = frozenset({"failed", "timeout", "unavailable", "invalid_argument"})
 MAX_MESSAGE = 600
 
 
 class GameError(Exception):
-    """A game-session operation failed; ``outcome`` says how, ``message`` says why."""
+    """A game-session operation failed; the subclass says how, ``message`` says why."""
 
-    def __init__(self, outcome: str, message: str) -> None:
-        if outcome not in OUTCOMES:
-            raise ValueError(f"unknown outcome {outcome!r}")
-        self.outcome = outcome
+    def __init__(self, message: str) -> None:
         self.message = one_line(message)
         super().__init__(self.message)
+
+
+class GameInvalid(GameError):
+    """The request itself is wrong (a bad scene path, frame count, mode)."""
+
+
+class GameUnavailable(GameError):
+    """What the request needs is not there (Godot, a display, a windowed session)."""
+
+
+class GameFailed(GameError):
+    """The game or the engine failed (exited, did not load, wrote a bad capture)."""
+
+
+class GameTimeout(GameError):
+    """A bounded wait ran out."""
+
+
+# The words the bridge protocol uses for its refusals.
+BY_WORD: dict[str, type[GameError]] = {
+    "invalid_argument": GameInvalid,
+    "unavailable": GameUnavailable,
+    "failed": GameFailed,
+    "timeout": GameTimeout,
+}
 
 
 def one_line(text: str, limit: int = MAX_MESSAGE) -> str:

@@ -26,7 +26,15 @@ from godot_mcp.godot.bridge import SECRET_ENV, BridgeClosed, BridgeConnection, B
 from godot_mcp.godot.capture import Capture, assemble_apng, check_png
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.display import PrivateDisplay
-from godot_mcp.godot.game_errors import GameError, one_line
+from godot_mcp.godot.game_errors import (
+    BY_WORD,
+    GameError,
+    GameFailed,
+    GameInvalid,
+    GameTimeout,
+    GameUnavailable,
+    one_line,
+)
 from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
 from godot_mcp.godot.redact import PathPair, Scrubber
 from godot_mcp.godot.tree import disk_full
@@ -56,9 +64,7 @@ def validate_scene(scene: str | None) -> str | None:
         or ".." in scene.split("/")
         or "/./" in scene
     ):
-        raise GameError(
-            "invalid_argument", "scene must be a res:// path to a .tscn or .scn file, without '..'"
-        )
+        raise GameInvalid("scene must be a res:// path to a .tscn or .scn file, without '..'")
     return scene
 
 
@@ -69,10 +75,9 @@ def validate_recording(frames: int, fps: int) -> None:
         ("fps", fps, MIN_FPS, MAX_FPS),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise GameError("invalid_argument", f"{name} must be an integer from {low} to {high}")
+            raise GameInvalid(f"{name} must be an integer from {low} to {high}")
     if frames > fps * MAX_RECORD_SECONDS:
-        raise GameError(
-            "invalid_argument",
+        raise GameInvalid(
             f"{frames} frames at {fps} fps is {frames / fps:g} s; at most "
             f"{MAX_RECORD_SECONDS} s of game time",
         )
@@ -86,9 +91,7 @@ def _validate_size(size: tuple[int, int] | None) -> tuple[int, int] | None:
         or len(size) != 2
         or not all(isinstance(v, int) and MIN_SIZE <= v <= MAX_SIZE for v in size)
     ):
-        raise GameError(
-            "invalid_argument", f"size must be (width, height), each {MIN_SIZE} to {MAX_SIZE}"
-        )
+        raise GameInvalid(f"size must be (width, height), each {MIN_SIZE} to {MAX_SIZE}")
     return size
 
 
@@ -224,14 +227,14 @@ class GameSession:
             for path, info in zip(paths, infos, strict=True):
                 check_png(path, info["width"], info["height"])
                 if (info["width"], info["height"]) != (width, height):
-                    raise GameError("failed", "the window was resized during the recording")
+                    raise GameFailed("the window was resized during the recording")
             await anyio.to_thread.run_sync(assemble_apng, paths, out, fps)
         except GameError as exc:
             out.unlink(missing_ok=True)
             raise self._explain(exc) from None
         except OSError as exc:
             out.unlink(missing_ok=True)
-            why = GameError("failed", f"the recording could not be written: {exc.strerror}")
+            why = GameFailed(f"the recording could not be written: {exc.strerror}")
             raise self._explain(why) from None
         except BaseException:
             out.unlink(missing_ok=True)
@@ -249,15 +252,15 @@ class GameSession:
 
     def _explain(self, exc: GameError) -> GameError:
         """A capture failure on a full disk says so (the engine's half-written file does not)."""
-        if exc.outcome == "failed" and disk_full(self._scratch):
-            return GameError(
-                "failed", "the server's state dir disk is full: the capture could not be written"
+        if isinstance(exc, GameFailed) and disk_full(self._scratch):
+            return GameFailed(
+                "the server's state dir disk is full: the capture could not be written"
             )
         return exc
 
     def _require_capturable(self) -> None:
         if self.headless:
-            raise GameError("unavailable", "captures need a windowed session; this one is headless")
+            raise GameUnavailable("captures need a windowed session; this one is headless")
 
     async def _call(self, cmd: str, timeout: float, **args: Any) -> dict[str, Any]:
         """Send one command, racing its reply against the game's exit, within ``timeout``."""
@@ -269,12 +272,10 @@ class GameSession:
                 self._require_running()
                 reply = await self._race(conn.request, cmd, **args)
         if scope.cancelled_caught:
-            raise GameError("timeout", f"the game did not answer {cmd} within {timeout:g} s")
+            raise GameTimeout(f"the game did not answer {cmd} within {timeout:g} s")
         if not reply.get("ok"):
-            outcome = str(reply.get("error") or "failed")
-            if outcome not in ("failed", "unavailable", "invalid_argument", "timeout"):
-                outcome = "failed"
-            raise GameError(outcome, self._scrub(str(reply.get("message") or f"{cmd} failed")))
+            kind = BY_WORD.get(str(reply.get("error") or "failed"), GameFailed)
+            raise kind(self._scrub(str(reply.get("message") or f"{cmd} failed")))
         return reply
 
     def _require_running(self) -> None:
@@ -282,11 +283,11 @@ class GameSession:
         if state == "exited":
             raise self._exit_error(self._exit_code)
         if state != "running":
-            raise GameError("failed", f"the game session is {state}")
+            raise GameFailed(f"the game session is {state}")
 
     def _exit_error(self, code: int | None, when: str = "") -> GameError:
         tail = one_line(self.log_tail(6), 400)
-        return GameError("failed", f"game exited with code {code}{when}: {tail or 'no output'}")
+        return GameFailed(f"game exited with code {code}{when}: {tail or 'no output'}")
 
     async def _race(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` unless the game exits first; a closed bridge becomes a GameError."""
@@ -310,7 +311,7 @@ class GameSession:
         if code is not None:
             self.poll()
             raise self._exit_error(code, " before connecting back" if self._conn is None else "")
-        raise GameError("failed", "the game closed its bridge connection")
+        raise GameFailed("the game closed its bridge connection")
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -324,7 +325,7 @@ class GameSession:
             details = [line for line in self.log_tail(12).splitlines() if not _is_noise(line)][-3:]
             if details:
                 reason += ": " + one_line("\n".join(details), 300)
-            raise GameError("failed", self._scrub(reason))
+            raise GameFailed(self._scrub(reason))
         self._state = "running"
 
     async def stop(self, timeout: float = 5) -> int | None:
@@ -380,16 +381,16 @@ class GameRunner:
     ) -> GameSession:
         """Launch ``project`` with the bridge and wait until its scene is running."""
         if self._closed:
-            raise GameError("failed", "the game runner is closed")
+            raise GameFailed("the game runner is closed")
         if mode not in MODES:
-            raise GameError("invalid_argument", "mode must be 'windowed' or 'headless'")
+            raise GameInvalid("mode must be 'windowed' or 'headless'")
         scene = validate_scene(scene)
         size = _validate_size(size)
         if not timeout > 0:
-            raise GameError("invalid_argument", "timeout must be positive")
+            raise GameInvalid("timeout must be positive")
         project = Path(project).resolve()
         if not (project / "project.godot").is_file():
-            raise GameError("invalid_argument", "the project has no project.godot")
+            raise GameInvalid("the project has no project.godot")
         self.scratch_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         scrub = Scrubber.default(self.scratch_dir, project, self.private)
 
@@ -405,7 +406,7 @@ class GameRunner:
             )
             flags = ["--headless"] if inst.headless_needs_flag else []
         if availability != "available" or binary is None:
-            raise GameError("unavailable", availability.removeprefix("unavailable: "))
+            raise GameUnavailable(availability.removeprefix("unavailable: "))
 
         # PWD/OLDPWD would tell the game where the server was started (the state dir, maybe).
         env = {k: v for k, v in os.environ.items() if k not in (SECRET_ENV, "PWD", "OLDPWD")}
@@ -417,7 +418,7 @@ class GameRunner:
             try:
                 env.update(await self._display_env())
             except GameError as exc:
-                raise GameError(exc.outcome, scrub(exc.message)) from None
+                raise type(exc)(scrub(exc.message)) from None
 
         listener = await BridgeListener.open()
         env[SECRET_ENV] = listener.secret
@@ -435,7 +436,7 @@ class GameRunner:
                 child = Child.spawn(argv, env=env, stdout=log, cwd=str(self.scratch_dir))
         except OSError as exc:
             await listener.aclose()
-            raise GameError("unavailable", f"cannot run Godot: {exc.strerror}") from None
+            raise GameUnavailable(f"cannot run Godot: {exc.strerror}") from None
         session = GameSession(child, mode, log_path, self.scratch_dir, scrub)
         self._sessions.append(session)
         try:
@@ -445,8 +446,7 @@ class GameRunner:
             await self._discard(session)
             what = "connect back" if session._conn is None else "load its scene"
             tail = one_line(session.log_tail(6), 400)
-            raise GameError(
-                "timeout",
+            raise GameTimeout(
                 f"the game did not {what} within {timeout:g} s: {tail or 'no output'}",
             ) from None
         except BaseException:
@@ -470,7 +470,7 @@ class GameRunner:
                 env["XAUTHORITY"] = xauthority
             return env
         if not self.install.xvfb:
-            raise GameError("unavailable", "no DISPLAY and no Xvfb installed")
+            raise GameUnavailable("no DISPLAY and no Xvfb installed")
         if self._display is None:
             self._display = PrivateDisplay(self.install.xvfb, self.scratch_dir)
         return await self._display.env()
@@ -500,7 +500,7 @@ def _frames(reply: dict[str, Any], count: int) -> list[dict[str, Any]]:
     """The per-frame reports of a capture reply, checked and normalised."""
     raw = reply.get("frames")
     if not isinstance(raw, list) or len(raw) != count:
-        raise GameError("failed", "the engine reported the wrong number of frames")
+        raise GameFailed("the engine reported the wrong number of frames")
     frames = []
     for item in raw:
         try:
@@ -512,5 +512,5 @@ def _frames(reply: dict[str, Any], count: int) -> list[dict[str, Any]]:
                 }
             )
         except (KeyError, TypeError, ValueError):
-            raise GameError("failed", "the engine sent a malformed frame report") from None
+            raise GameFailed("the engine sent a malformed frame report") from None
     return frames

@@ -22,10 +22,16 @@ from godot_mcp.errors import (
     Unavailable,
 )
 from godot_mcp.godot.capture import Capture
-from godot_mcp.godot.game_errors import GameError
+from godot_mcp.godot.game_errors import (
+    GameError,
+    GameFailed,
+    GameInvalid,
+    GameTimeout,
+    GameUnavailable,
+)
 from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.redact import private_roots
-from godot_mcp.godot.session import GameRunner, GameSession
+from godot_mcp.godot.session import GameRunner, GameSession, validate_recording
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import sweep_dead_scratch
@@ -34,17 +40,17 @@ from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
 log = logging.getLogger(__name__)
-_ERRORS: dict[str, type[GodotMcpError]] = {
-    "failed": Failed,
-    "timeout": Timeout,
-    "unavailable": Unavailable,
-    "invalid_argument": InvalidArgument,
+_ERRORS: dict[type[GameError], type[GodotMcpError]] = {
+    GameFailed: Failed,
+    GameTimeout: Timeout,
+    GameUnavailable: Unavailable,
+    GameInvalid: InvalidArgument,
 }
 
 
 def as_typed(exc: GameError) -> GodotMcpError:
     """The typed error of a game-layer failure."""
-    return _ERRORS.get(exc.outcome, Failed)(exc.message)
+    return _ERRORS.get(type(exc), Failed)(exc.message)
 
 
 @dataclass
@@ -148,6 +154,10 @@ class GameService:
         self, caller: Caller, generation: int, session_id: str, frames: int, fps: int
     ) -> ArtifactInfo:
         """An animated PNG of ``frames`` frames at ``fps``, registered as an artifact."""
+        try:
+            validate_recording(frames, fps)  # the arguments first, as for every tool
+        except GameError as exc:
+            raise as_typed(exc) from None
         game = self.get(caller, session_id).game
         try:
             capture = await game.record(frames, fps)

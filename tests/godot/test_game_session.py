@@ -22,6 +22,7 @@ import pytest
 from PIL import Image, ImageChops, ImageSequence
 
 from godot_mcp.godot.bridge import BridgeListener
+from godot_mcp.godot.game_errors import GameFailed, GameInvalid, GameTimeout, GameUnavailable
 from godot_mcp.godot.locate import (
     GodotInstall,
     headless_availability,
@@ -195,7 +196,7 @@ async def test_a_headless_session_refuses_both_captures_at_once(
         for capture in (session.screenshot(), session.record(frames=2, fps=10)):
             with pytest.raises(GameError) as caught:
                 await capture
-            assert caught.value.outcome == "unavailable"
+            assert isinstance(caught.value, GameUnavailable)
         assert time.monotonic() - started < 0.5
         assert session.state == "running"
         await session.stop()
@@ -212,7 +213,7 @@ async def test_a_game_that_exits_before_connecting_fails_with_its_exit_code(
                 await runner.start(demo_project, mode="headless")
     finally:
         await runner.aclose()
-    assert caught.value.outcome == "failed"
+    assert isinstance(caught.value, GameFailed)
     assert "game exited with code 7 before connecting back" in caught.value.message
     assert "no bridge here" in caught.value.message
     assert str(tmp_path) not in caught.value.message
@@ -232,7 +233,7 @@ async def test_a_game_that_never_connects_back_times_out_and_is_killed(
         log = next(scratch.glob("game-*.log")).read_text()
     finally:
         await runner.aclose()
-    assert caught.value.outcome == "timeout"
+    assert isinstance(caught.value, GameTimeout)
     assert "did not connect back within 1.5 s" in caught.value.message
     assert time.monotonic() - started < 8
     pid = int(log.split()[1])
@@ -283,7 +284,7 @@ async def test_a_scene_that_fails_to_load_is_reported_not_hung(
     with anyio.fail_after(20):
         with pytest.raises(GameError) as caught:
             await runner.start(demo_project, mode="headless", scene=scene)
-    assert caught.value.outcome == "failed"
+    assert isinstance(caught.value, GameFailed)
     assert expected in caught.value.message and scene in caught.value.message
     assert runner.sessions == []
 
@@ -305,7 +306,7 @@ async def test_a_game_that_quits_by_itself_is_reported_with_its_exit_code(
         with pytest.raises(GameError) as caught:
             await session.screenshot()
     assert session.exit_code == 3
-    assert caught.value.outcome == "failed"
+    assert isinstance(caught.value, GameFailed)
     assert caught.value.message.startswith("game exited with code 3: ")
     assert "quitting now" in caught.value.message
     assert "quitting now" in session.log_tail()
@@ -328,7 +329,7 @@ async def test_a_capture_of_a_game_that_dies_meanwhile_fails_without_hanging(
             group.start_soon(record)
             await anyio.sleep(0.5)
             os.kill(session.pid, signal.SIGKILL)
-    assert errors and errors[0].outcome == "failed"
+    assert errors and isinstance(errors[0], GameFailed)
     assert errors[0].message.startswith("game exited with code -9")
     assert session.state == "exited"
 
@@ -343,7 +344,7 @@ async def test_recording_arguments_out_of_range_are_invalid(
         session = await runner.start(demo_project, mode="headless")
         with pytest.raises(GameError) as caught:
             await session.record(frames=frames, fps=fps)
-    assert caught.value.outcome == "invalid_argument"
+    assert isinstance(caught.value, GameInvalid)
 
 
 @pytest.mark.parametrize(
@@ -364,7 +365,7 @@ async def test_a_bad_scene_path_is_invalid_and_starts_nothing(
     with anyio.fail_after(5):
         with pytest.raises(GameError) as caught:
             await runner.start(demo_project, scene=scene)
-    assert caught.value.outcome == "invalid_argument"
+    assert isinstance(caught.value, GameInvalid)
     assert runner.sessions == []
     assert not scratch.exists() or not list(scratch.glob("game-*.log"))
 
