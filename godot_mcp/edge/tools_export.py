@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import anyio
 from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
@@ -69,14 +68,10 @@ async def export_status(call: ToolCall) -> types.CallToolResult:
     if view.state == "running" and wait > 0:
         progress = Progress(call)
         deadline = time.monotonic() + wait
-        next_note = 0.0
-        while time.monotonic() < deadline and not service.settled(export_id):
-            now = time.monotonic()
-            if now >= next_note:
-                done, estimate = service.progress(export_id) or (0, 0)
-                await progress.running(done, estimate)
-                next_note = now + PROGRESS_EVERY_S
-            await anyio.sleep(0.05)
+        while not service.settled(export_id) and (left := deadline - time.monotonic()) > 0:
+            done, estimate = service.progress(export_id) or (0, 0)
+            await progress.running(done, estimate)
+            await service.wait_settled(export_id, min(PROGRESS_EVERY_S, left))
         view = service.view(call.caller, export_id)
         if view.state != "running":
             await progress.ended(view.state)

@@ -50,7 +50,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -58,6 +57,7 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.godot import procs, sandbox, tree, verify
+from godot_mcp.godot.child import Child
 from godot_mcp.godot.presets import KINDS, Preset
 from godot_mcp.godot.redact import PathPair, Scrubber
 
@@ -238,7 +238,7 @@ class ExportJob:
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self._runner = runner
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: Child | None = None
         self._estimate = max(estimate, 1)
         self._high_water = 0
         self._low_space = False  # the disk was seen (almost) full while Godot ran
@@ -281,14 +281,8 @@ class ExportJob:
         self.started_at = time.monotonic()
         with open(self.log_path, "wb") as log:
             try:
-                self._proc = subprocess.Popen(  # type: ignore[call-overload]
-                    self.command(),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=self.work_dir,
-                    **procs.spawn_kwargs(),
+                self._proc = Child.spawn(
+                    self.command(), env=env, stdout=log, cwd=str(self.work_dir)
                 )
             except OSError as exc:
                 self._end(FAILED, f"cannot start Godot: {exc.strerror or exc}")
@@ -359,10 +353,13 @@ class ExportJob:
         return self.state
 
     async def wait(self, timeout: float) -> str:
-        """Wait at most ``timeout`` seconds for the export to end (outputs verified)."""
+        """Wait at most ``timeout`` seconds for the export to end (outputs verified).
+
+        Wakes on the process's exit (a pidfd); looks at the disk every 50 ms meanwhile.
+        """
         with anyio.move_on_after(max(timeout, 0.0)):
-            while self.poll() == RUNNING:
-                await anyio.sleep(0.05)
+            while self.poll() == RUNNING and self._proc is not None:
+                await self._proc.wait_for(0.05)
         if self.poll() == VERIFYING:
             await anyio.to_thread.run_sync(self.verify)
         return self.state
@@ -383,18 +380,29 @@ class ExportJob:
         return self._high_water, total
 
     def kill(self) -> None:
-        """Kill the export's process group now (if it runs) and mark it cancelled."""
+        """Signal the export's process group now (never blocks) and mark it cancelled.
+
+        The process is reaped by ``reap`` (or the next ``poll``), not here.
+        """
         self._cancelling = self.state in (RUNNING, VERIFYING, "pending")
         if self._proc is not None and self._proc.poll() is None:
-            procs.kill_group(self._proc.pid)
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+            self._proc.signal_group()
         if self.state in (RUNNING, VERIFYING, "pending"):
             if self._proc is not None:
                 self.exit_code = self._proc.returncode
             self._end(CANCELLED, None)
+
+    async def reap(self, grace: float = 5.0) -> None:
+        """Kill what is left of the process group and reap it (bounded, shielded).
+
+        The sandbox's own children are reaped by its init: wait until the group is empty.
+        """
+        if self._proc is None:
+            return
+        await self._proc.kill(grace)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
+            while not procs.group_gone(self._proc.pid):
+                await anyio.sleep(0.01)
 
     async def cancel(self) -> str:
         """Kill a running export and remove its work dir; returns the final state.
@@ -403,13 +411,8 @@ class ExportJob:
         """
         if self.poll() not in (RUNNING, VERIFYING, "pending"):
             return self.state
-        self._cancelling = True
-        if self._proc is not None:
-            procs.kill_group(self._proc.pid)
-            with anyio.move_on_after(5):  # the sandbox's own children are reaped by its init
-                while self._proc.poll() is None or not procs.group_gone(self._proc.pid):
-                    await anyio.sleep(0.01)
         self.kill()
+        await self.reap()
         await anyio.to_thread.run_sync(self.cleanup)
         return self.state
 

@@ -77,6 +77,7 @@ class ExportService:
         self._starting = 0
         self._ended: set[str] = set()
         self._unsettled: dict[str, tuple[str, str | None, str | None, int]] = {}
+        self._done: dict[str, anyio.Event] = {}  # set when an export of this process ends
         self._stack = AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -179,6 +180,7 @@ class ExportService:
             self._settle(export_id, "failed", "the export could not be started", None)
             raise Failed("the export could not be started") from None
         self.jobs[export_id] = job
+        self._done.setdefault(export_id, anyio.Event())
         assert self._tg is not None
         self._tg.start_soon(self._watch, job, caller, generation)
         return export_id
@@ -223,6 +225,7 @@ class ExportService:
             with anyio.CancelScope(shield=True):
                 if job.state in (RUNNING, VERIFYING):
                     job.kill()
+                await job.reap()
                 self._settle(job.export_id, *outcome)
                 await anyio.to_thread.run_sync(job.cleanup)
                 self.jobs.pop(job.export_id, None)
@@ -251,6 +254,24 @@ class ExportService:
         """Record an export's end; kept in memory (and retried) while the database refuses."""
         self._unsettled[export_id] = (state, error, tail, self.store.now_us())
         self._flush()
+        done = self._done.pop(export_id, None)  # waiters hold it; later ones find it settled
+        if done is not None:
+            done.set()
+
+    async def wait_settled(self, export_id: str, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) until the export has left ``running``; True if it has.
+
+        Awaits this process's completion event; an export of another server on the same
+        store is looked up in the database instead, twice a second.
+        """
+        with anyio.move_on_after(max(0.0, timeout)):
+            while not self.settled(export_id):
+                done = self._done.get(export_id)
+                if done is not None:
+                    await done.wait()
+                else:
+                    await anyio.sleep(0.5)
+        return self.settled(export_id)
 
     def _flush(self) -> None:
         """Write the ends the database refused so far; never raises."""
@@ -316,9 +337,7 @@ class ExportService:
         if row.state != "running" or job is None:
             return row.state
         await job.cancel()
-        with anyio.fail_after(30):
-            while not self.settled(export_id):
-                await anyio.sleep(0.02)
+        await self.wait_settled(export_id, 30)
         return self._row(caller, export_id).state
 
     async def session_ended(self, session_id: str) -> None:
@@ -327,13 +346,14 @@ class ExportService:
         for export_id, job in list(self.jobs.items()):
             row = self.records.get(export_id)
             if row is not None and row.session_id == session_id and job.state == RUNNING:
-                job.kill()
+                await job.cancel()
 
     async def aclose(self) -> None:
         """Stop every running export of this process (graceful shutdown)."""
-        for job in self.jobs.values():
-            if job.state == RUNNING:
+        for job in list(self.jobs.values()):
+            if job.state in (RUNNING, VERIFYING):
                 job.kill()
+                await job.reap()
         await self._stack.aclose()
         for export_id, job in self.jobs.items():
             if job.state == "cancelled":

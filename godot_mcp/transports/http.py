@@ -73,14 +73,18 @@ def install_session_end_hook(server: Server, on_end: Callable[[str], Awaitable[N
     seen: set[str] = set()
 
     async def discard(session_id: Any, transport: Any) -> None:
-        if session_id and session_id not in seen:
-            seen.add(session_id)
-            try:
-                with anyio.CancelScope(shield=True):
-                    await on_end(str(session_id))
-            except Exception:
-                log.exception("releasing an ended session failed")
-        await original(session_id, transport)
+        try:
+            await original(session_id, transport)  # forgotten first: its id answers 404 now
+        finally:
+            if session_id and session_id not in seen:
+                if len(seen) >= 10_000:  # bounded; a repeat end only releases nothing twice
+                    seen.clear()
+                seen.add(session_id)
+                try:
+                    with anyio.CancelScope(shield=True):
+                        await on_end(str(session_id))
+                except Exception:
+                    log.exception("releasing an ended session failed")
 
     manager._discard_session = discard  # type: ignore[method-assign]
 
