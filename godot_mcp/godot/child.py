@@ -56,6 +56,16 @@ class Child:
         return cls(popen)
 
     @property
+    def stdout(self) -> IO[bytes] | None:
+        """The child's stdout pipe, when spawned with ``stdout=PIPE``."""
+        return self._popen.stdout
+
+    @property
+    def stderr(self) -> IO[bytes] | None:
+        """The child's stderr pipe, when spawned with ``stderr=PIPE``."""
+        return self._popen.stderr
+
+    @property
     def pid(self) -> int:
         """The child's pid (also its process group id)."""
         return self._popen.pid

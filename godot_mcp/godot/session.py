@@ -13,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shutil
+import subprocess
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import anyio
 
@@ -35,6 +36,7 @@ from godot_mcp.godot.game_errors import (
     GameUnavailable,
     one_line,
 )
+from godot_mcp.godot.gamelog import GameLog
 from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
 from godot_mcp.godot.redact import PathPair, Scrubber
 from godot_mcp.godot.tree import disk_full
@@ -108,13 +110,17 @@ class GameSession:
         self,
         child: Child,
         mode: str,
-        log_path: Path,
         scratch: Path,
         scrub: Scrubber,
     ) -> None:
         self.mode = mode
         self._child = child
-        self._log_path = log_path
+        self.log = GameLog(scrub)
+        self._pumps = [
+            _pump(self.log, name, pipe)
+            for name, pipe in (("stdout", child.stdout), ("stderr", child.stderr))
+            if pipe is not None
+        ]
         self._scratch = scratch
         self._scrub = scrub
         self._conn: BridgeConnection | None = None
@@ -171,16 +177,13 @@ class GameSession:
 
     def log_tail(self, lines: int = 20) -> str:
         """The last ``lines`` lines of the game's output, private paths scrubbed."""
-        try:
-            with open(self._log_path, "rb") as log:
-                log.seek(0, os.SEEK_END)
-                size = log.tell()
-                log.seek(max(0, size - 64 * 1024))
-                text = log.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        kept = [line for line in text.splitlines() if line.strip()]
-        return self._scrub("\n".join(kept[-lines:] if lines > 0 else []))
+        return "\n".join(self.log.tail(lines))
+
+    async def drained(self, timeout: float = 1.0) -> None:
+        """Wait (bounded) until the game's output has been read to its end."""
+        with anyio.move_on_after(timeout):
+            while any(p.is_alive() for p in self._pumps):
+                await anyio.sleep(0.01)
 
     # -- captures --------------------------------------------------------------------------
 
@@ -310,6 +313,7 @@ class GameSession:
         code = await self._child.wait_for(EXIT_WAIT)
         if code is not None:
             self.poll()
+            await self.drained()
             raise self._exit_error(code, " before connecting back" if self._conn is None else "")
         raise GameFailed("the game closed its bridge connection")
 
@@ -358,7 +362,6 @@ class GameRunner:
         self.private = list(private)
         self._sessions: list[GameSession] = []
         self._display: PrivateDisplay | None = None
-        self._logs: list[Path] = []
         self._closed = False
 
     @property
@@ -429,15 +432,18 @@ class GameRunner:
         if scene is not None:
             argv.append(f"--mcp-scene={scene}")
 
-        log_path = self.scratch_dir / f"game-{secrets.token_hex(6)}.log"
-        self._logs.append(log_path)
         try:
-            with open(log_path, "wb") as log:
-                child = Child.spawn(argv, env=env, stdout=log, cwd=str(self.scratch_dir))
+            child = Child.spawn(
+                argv,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=str(self.scratch_dir),
+            )
         except OSError as exc:
             await listener.aclose()
             raise GameUnavailable(f"cannot run Godot: {exc.strerror}") from None
-        session = GameSession(child, mode, log_path, self.scratch_dir, scrub)
+        session = GameSession(child, mode, self.scratch_dir, scrub)
         self._sessions.append(session)
         try:
             with anyio.fail_after(timeout):
@@ -483,11 +489,34 @@ class GameRunner:
                 for session in self._sessions:
                     group.start_soon(session.stop, 2.0)
             self._sessions.clear()
-            for log_path in self._logs:
-                log_path.unlink(missing_ok=True)
-            self._logs.clear()
             if self._display is not None:
                 await self._display.aclose()
+
+
+def _pump(log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
+    """Read one of the game's pipes into its log until EOF, on a thread of its own.
+
+    A game printing megabytes a second costs this thread, never the event loop's reads of
+    other sessions; what the buffer cannot keep is counted as dropped.
+    """
+
+    def run() -> None:
+        fd = pipe.fileno()
+        try:
+            while True:
+                try:
+                    data = os.read(fd, 1 << 16)
+                except OSError:
+                    data = b""
+                log.feed(name, data)
+                if not data:
+                    return
+        finally:
+            pipe.close()
+
+    thread = threading.Thread(target=run, name=f"game-{name}", daemon=True)
+    thread.start()
+    return thread
 
 
 def _is_noise(line: str) -> bool:

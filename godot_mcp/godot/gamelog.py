@@ -1,0 +1,265 @@
+"""A game's own output, as lines an agent can read: levels, sources, a bounded buffer.
+
+The server reads the game's stdout and stderr itself from the start of the process, so
+start-up crashes are in the log too. Each line becomes an :class:`Entry`:
+
+* ``seq`` increases and is never reused; ``stream`` is the pipe it came from (order is exact
+  within a stream, by arrival across the two);
+* ``level``: ``error`` for ``ERROR:``/``SCRIPT ERROR:``/``USER ERROR:`` lines and parse
+  errors, ``warning`` for ``WARNING:``/``USER WARNING:``, else ``print``;
+* ``source``: where a project error or warning happened. Godot names it on the lines that
+  follow (Godot 3: ``   At: res://lab.gd:33.``; Godot 4: ``   at: _ready (res://lab.gd:33)``
+  and, since 4.3, a ``GDScript backtrace`` block): those lines are folded into the entry
+  before them in the same stream, never returned on their own;
+* a line longer than ``MAX_LINE`` characters is cut and flagged ``truncated``.
+
+Engine start-up lines that say nothing about the project (this machine's locale and audio
+fallbacks) are left out. The buffer keeps at least ``MAX_LINES`` lines or ``MAX_BYTES`` of
+text, whichever holds fewer, and counts what fell out: a reader is told how many lines it
+missed (``dropped``), never nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+__all__ = ["LEVELS", "MAX_LINE", "Entry", "GameLog", "Page", "decode_cursor"]
+
+MAX_LINES = 10_000
+MAX_BYTES = 4 << 20
+MAX_LINE = 10_000
+LEVELS = ("print", "warning", "error")
+_RANK = {name: i for i, name in enumerate(LEVELS)}
+_ERROR = re.compile(r"^(?:USER )?(?:SCRIPT )?ERROR: ")
+_WARNING = re.compile(r"^(?:USER )?WARNING: ")
+_PARSE = re.compile(r"Parse Error", re.IGNORECASE)
+_AT3 = re.compile(r"^\s+At: (.*?)\.?\s*$")  # Godot 3: "   At: res://x.gd:3."
+_AT4 = re.compile(r"^\s+at: (.*)$")  # Godot 4: "   at: _ready (res://x.gd:3)"
+_FRAME = re.compile(r"^\s+(?:GDScript backtrace|\[\d+\] )")  # Godot 4.3+ backtrace lines
+_RES = re.compile(r"(res://[^\s():]+?):(\d+)")
+_NOISE = (
+    re.compile(r"Invalid locale '|Unsupported locale '|locale .* not supported"),
+    re.compile(r"ALSA lib |AudioDriver|audio driver|PulseAudio|Using dummy audio"),
+    re.compile(r"make_dir_recursive"),
+)
+
+
+@dataclass
+class Entry:
+    """One line of the game's output."""
+
+    seq: int
+    stream: str
+    level: str
+    text: str
+    source: tuple[str, int] | None = None
+    truncated: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        """The entry as ``runtime.log.read`` answers it."""
+        out: dict[str, object] = {
+            "seq": self.seq,
+            "stream": self.stream,
+            "level": self.level,
+            "text": self.text,
+        }
+        if self.source is not None:
+            out["source"] = {"path": self.source[0], "line": self.source[1]}
+        if self.truncated:
+            out["truncated"] = True
+        return out
+
+    def size(self) -> int:
+        """Bytes this entry holds against the buffer's bound."""
+        return len(self.text) + 64
+
+
+@dataclass(frozen=True)
+class Page:
+    """What one read returns."""
+
+    entries: list[Entry]
+    next_seq: int
+    dropped: int
+
+
+class GameLog:
+    """The bounded, parsed output of one game; fed raw bytes, read by cursor."""
+
+    def __init__(
+        self,
+        scrub: Callable[[str], str] = lambda s: s,
+        max_lines: int = MAX_LINES,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
+        self.scrub = scrub
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        self.entries: deque[Entry] = deque()
+        self.next_seq = 0
+        self.dropped = 0  # entries that fell out of the buffer so far
+        self._bytes = 0
+        self._partial: dict[str, bytes] = {}
+        self._last: dict[str, Entry | None] = {}
+        self._folding: dict[str, bool] = {}
+        self.lock = threading.Lock()  # fed by the pipe readers' threads, read by the loop
+
+    # -- feeding ---------------------------------------------------------------------------
+
+    def feed(self, stream: str, data: bytes) -> None:
+        """Take a chunk read from ``stream`` (``stdout``/``stderr``); empty data means EOF."""
+        with self.lock:
+            self._feed(stream, data)
+
+    def _feed(self, stream: str, data: bytes) -> None:
+        if not data:
+            rest = self._partial.pop(stream, b"")
+            if rest:
+                self._line(stream, rest)
+            return
+        buf = self._partial.get(stream, b"") + data
+        *lines, rest = buf.split(b"\n")
+        for raw in lines:
+            self._line(stream, raw)
+        if len(rest) > 4 * MAX_LINE:  # a line without end: cut it now, do not hold it
+            self._line(stream, rest)
+            rest = b""
+        self._partial[stream] = rest
+
+    def _line(self, stream: str, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        if not text.strip():
+            return
+        last = self._last.get(stream)
+        if last is not None and self._folding.get(stream) and self._fold(last, text):
+            return
+        if any(n.search(text) for n in _NOISE):
+            return
+        level = "print"
+        if _ERROR.match(text) or (_PARSE.search(text) and text.startswith("ERROR")):
+            level = "error"
+        elif _WARNING.match(text):
+            level = "warning"
+        truncated = len(text) > MAX_LINE
+        entry = Entry(
+            self.next_seq,
+            stream,
+            level,
+            self.scrub(text[:MAX_LINE]),
+            _source(text) if level != "print" else None,
+            truncated,
+        )
+        self.next_seq += 1
+        self.entries.append(entry)
+        self._bytes += entry.size()
+        self._last[stream] = entry
+        self._folding[stream] = level != "print"
+        while self.entries and (len(self.entries) > self.max_lines or self._bytes > self.max_bytes):
+            gone = self.entries.popleft()
+            self._bytes -= gone.size()
+            self.dropped += 1
+
+    def _fold(self, entry: Entry, text: str) -> bool:
+        """Fold a location or backtrace line into the entry it belongs to."""
+        match = _AT3.match(text) or _AT4.match(text)
+        if match is None and not _FRAME.match(text):
+            return False
+        if entry.source is None:
+            entry.source = _source(text)
+        return True
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def read(
+        self,
+        after: int | None,
+        max_lines: int,
+        min_level: str = "print",
+        fits: Callable[[Entry], bool] = lambda _e: True,
+    ) -> Page:
+        """Entries from seq ``after`` on (absent: the oldest kept), at ``min_level`` or above.
+
+        ``fits`` decides whether one more entry still fits the answer (its size bound).
+        ``next_seq`` is where the next read goes on; ``dropped`` counts lines that fell out
+        of the buffer before where this read started.
+        """
+        with self.lock:
+            return self._read(after, max_lines, min_level, fits)
+
+    def _read(
+        self, after: int | None, max_lines: int, min_level: str, fits: Callable[[Entry], bool]
+    ) -> Page:
+        oldest = self.entries[0].seq if self.entries else self.next_seq
+        start = oldest if after is None else max(after, 0)
+        dropped = self.dropped if after is None else max(0, min(oldest, self.next_seq) - start)
+        rank = _RANK[min_level]
+        out: list[Entry] = []
+        next_seq = max(start, oldest)
+        for entry in self._from(max(start, oldest)):
+            if _RANK[entry.level] >= rank:
+                if len(out) >= max_lines or not fits(entry):
+                    break
+                out.append(entry)
+            next_seq = entry.seq + 1
+        return Page(out, next_seq, dropped)
+
+    def _from(self, seq: int) -> Iterator[Entry]:
+        if not self.entries:
+            return
+        first = self.entries[0].seq
+        for i in range(max(0, seq - first), len(self.entries)):
+            yield self.entries[i]
+
+    def has_new(self, seq: int, min_level: str = "print") -> bool:
+        """True when a line at ``min_level`` or above arrived at or after ``seq``."""
+        rank = _RANK[min_level]
+        with self.lock:
+            return any(_RANK[e.level] >= rank for e in self._from(seq))
+
+    def tail(self, lines: int) -> list[str]:
+        """The texts of the last ``lines`` entries."""
+        with self.lock:
+            return [e.text for e in list(self.entries)[-lines:]] if lines > 0 else []
+
+    def text(self) -> str:
+        """The whole kept log as text, one line per entry (for ``runtime.log.capture``)."""
+        with self.lock:
+            return self._text()
+
+    def _text(self) -> str:
+        rows = []
+        if self.dropped:
+            rows.append(f"[{self.dropped} earlier line(s) fell out of the buffer]")
+        for e in self.entries:
+            where = f"  ({e.source[0]}:{e.source[1]})" if e.source else ""
+            cut = " [truncated]" if e.truncated else ""
+            rows.append(f"{e.seq:>6} {e.stream} {e.level}: {e.text}{cut}{where}")
+        return "\n".join(rows) + ("\n" if rows else "")
+
+
+def _source(text: str) -> tuple[str, int] | None:
+    match = _RES.search(text)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def encode_cursor(seq: int) -> str:
+    """The opaque cursor of a position in a game's log."""
+    return base64.urlsafe_b64encode(f"log:{seq}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    """The position a cursor names; ValueError if it is not one of ours."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise ValueError("invalid cursor") from None
+    head, _, number = raw.partition(":")
+    if head != "log" or not number.isdigit() or len(number) > 18:
+        raise ValueError("invalid cursor")
+    return int(number)
