@@ -8,8 +8,13 @@ from mcp import types
 
 from godot_mcp.store.values import ArtifactInfo
 
-_EXT = {"image/png": "png", "image/apng": "png", "application/octet-stream": "bin"}
-_KIND = {"image/png": "screenshot", "image/apng": "recording"}
+_EXT = {
+    "image/png": "png",
+    "image/apng": "png",
+    "application/octet-stream": "bin",
+    "text/plain; charset=utf-8": "txt",
+}
+_KIND = {"image/png": "screenshot", "image/apng": "recording", "text/plain; charset=utf-8": "log"}
 
 
 def display_name(info: ArtifactInfo) -> str:

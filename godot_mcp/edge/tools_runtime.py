@@ -11,6 +11,7 @@ from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.spec import ARTIFACT, INTEGER, NULL, STRING, Arg, Availability, Tool
 from godot_mcp.godot import session as limits
+from godot_mcp.godot.gamelog import LEVELS, encode_cursor
 from godot_mcp.runtime.games import Managed
 
 MODES = ("windowed", "headless")
@@ -149,5 +150,99 @@ TOOLS = [
         answer=_CAPTURE,
         required=("artifact",),
         availability=_availability("windowed"),
+    ),
+]
+
+
+async def log_read(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    budget = call.deps.limits.max_output_bytes - 2048  # room for the rest of the answer
+    page, state = await call.deps.games.read_log(
+        call.caller,
+        a["session_id"],
+        a["cursor"],
+        a["max_lines"],
+        a["min_level"],
+        a["wait_seconds"],
+        budget,
+    )
+    return ok(
+        lines=[e.as_dict() for e in page.entries],
+        next_cursor=encode_cursor(page.next_seq),
+        dropped=page.dropped,
+        state=state,
+    )
+
+
+async def log_capture(call: ToolCall) -> types.CallToolResult:
+    info = await call.deps.games.capture_log(call.caller, call.generation, call.args["session_id"])
+    return ok([resource_link(info)], artifact=artifact_dict(info))
+
+
+_LINE = {
+    "type": "object",
+    "properties": {
+        "seq": INTEGER,
+        "stream": {"enum": ["stdout", "stderr"]},
+        "level": {"enum": list(LEVELS)},
+        "text": STRING,
+        "source": {
+            "type": "object",
+            "properties": {"path": STRING, "line": INTEGER},
+            "required": ["path", "line"],
+            "additionalProperties": False,
+        },
+        "truncated": {"const": True},
+    },
+    "required": ["seq", "stream", "level", "text"],
+    "additionalProperties": False,
+}
+
+TOOLS += [
+    Tool(
+        "runtime.log.read",
+        "Read a game's log",
+        "The game's own stdout and stderr, from its start: lines with their level, and for "
+        "errors and warnings the res:// place Godot names. Page with next_cursor; dropped "
+        "says how many lines fell out of the bounded buffer. Cheap: no Godot call.",
+        log_read,
+        args=(
+            SESSION_ID,
+            Arg(
+                "cursor",
+                "string",
+                "next_cursor of a previous answer; default the oldest line",
+                schema_extra={"maxLength": 64},
+            ),
+            Arg("max_lines", "integer", minimum=1, maximum=1000, default=200),
+            Arg("min_level", "string", choices=LEVELS, default="print"),
+            Arg(
+                "wait_seconds",
+                "number",
+                "wait for at least one new line at min_level",
+                minimum=0,
+                maximum=30,
+                default=0,
+            ),
+        ),
+        answer={
+            "lines": {"type": "array", "items": _LINE},
+            "next_cursor": STRING,
+            "dropped": INTEGER,
+            "state": _STATES,
+        },
+        required=("lines", "next_cursor", "dropped", "state"),
+        read_only=True,
+        idempotent=True,
+    ),
+    Tool(
+        "runtime.log.capture",
+        "Capture a game's log",
+        "The whole log kept so far as a text/plain artifact (read it as a resource), with the "
+        "same binding, retention and budget as every artifact.",
+        log_capture,
+        args=(SESSION_ID,),
+        answer=_CAPTURE,
+        required=("artifact",),
     ),
 ]

@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["LEVELS", "MAX_LINE", "Entry", "GameLog", "Page", "decode_cursor"]
+__all__ = ["LEVELS", "MAX_LINE", "Entry", "GameLog", "Page", "decode_cursor", "encode_cursor"]
 
 MAX_LINES = 10_000
 MAX_BYTES = 4 << 20

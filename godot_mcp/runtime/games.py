@@ -7,6 +7,7 @@ store's private scratch dir and deleted once registered (or refused).
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from godot_mcp.godot.game_errors import (
     GameTimeout,
     GameUnavailable,
 )
+from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
 from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.redact import private_roots
 from godot_mcp.godot.session import GameRunner, GameSession, validate_recording
@@ -177,6 +179,49 @@ class GameService:
             return await anyio.to_thread.run_sync(self.rt.store.register, caller, generation, item)
         finally:
             Path(capture.path).unlink(missing_ok=True)
+
+    async def read_log(
+        self,
+        caller: Caller,
+        session_id: str,
+        cursor: str | None,
+        max_lines: int,
+        min_level: str,
+        wait: float,
+        budget: int,
+    ) -> tuple[Page, str]:
+        """A page of the session's log, and its state; waits up to ``wait`` s for a new line.
+
+        ``budget``: bytes of JSON the lines may take; fewer lines come back, never a cut one.
+        """
+        managed = self.get(caller, session_id)
+        try:
+            after = decode_cursor(cursor) if cursor is not None else None
+        except ValueError:
+            raise InvalidArgument("invalid cursor") from None
+        log = managed.game.log
+        start = after
+        if wait > 0:
+            since = after if after is not None else 0
+            with anyio.move_on_after(wait):
+                while not log.has_new(since, min_level):
+                    await anyio.sleep(0.05)
+        used = 0
+
+        def fits(entry: Entry) -> bool:
+            nonlocal used
+            used += len(json.dumps(entry.as_dict())) + 1
+            return used <= budget
+
+        page = log.read(start, max_lines, min_level, fits)
+        return page, managed.game.poll()
+
+    async def capture_log(self, caller: Caller, generation: int, session_id: str) -> ArtifactInfo:
+        """The whole log kept so far, registered as a ``text/plain`` artifact."""
+        managed = self.get(caller, session_id)
+        data = managed.game.log.text().encode("utf-8")
+        item = NewArtifact("text/plain; charset=utf-8", data)
+        return await anyio.to_thread.run_sync(self.rt.store.register, caller, generation, item)
 
     async def session_ended(self, session_id: str) -> None:
         """Kill and reap the games of an ended HTTP session (nobody can use them any more)."""

@@ -27,6 +27,8 @@ SHIPPED = {
     "project.export",
     "project.export.status",
     "project.export.cancel",
+    "runtime.log.read",
+    "runtime.log.capture",
 }
 
 

@@ -22,6 +22,7 @@ READ_ONLY = {
     "runtime.session.list",
     "project.export.status",
     "artifacts.read",
+    "runtime.log.read",
 }
 DESTRUCTIVE = {"project.reload", "runtime.session.stop", "project.export.cancel"}
 

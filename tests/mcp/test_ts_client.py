@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from godot_mcp.edge.server import shipped_tools
 from tests.runtime.conftest import copy_demo, require_godot
 from tests.support.producer import payload
 from tests.support.projects import make_project
@@ -31,21 +32,7 @@ JS = ROOT / "tests" / "js"
 CLIENT = JS / "client.mjs"
 SDK = JS / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-TOOLS = {
-    "server_profile",
-    "project_info",
-    "project_reload",
-    "artifacts_read",
-    "runtime_session_start",
-    "runtime_session_list",
-    "runtime_session_stop",
-    "runtime_screenshot_capture",
-    "runtime_recording_capture",
-    "project_export",
-    "project_export_status",
-    "project_export_cancel",
-    "test_produce",
-}
+TOOLS = {t.name.replace(".", "_") for t in shipped_tools()} | {"test_produce"}
 BIG_SHA256 = hashlib.sha256(payload(1500000, 3)).hexdigest()
 CLIENT_TIMEOUT_S = 180
 

@@ -116,6 +116,8 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
             await call("project_info")
             sid = (await call("runtime_session_start"))["session"]["id"]
             await call("runtime_session_list")
+            await call("runtime_log_read", {"session_id": sid, "max_lines": 5})
+            await call("runtime_log_capture", {"session_id": sid})
             shot = (await call("runtime_screenshot_capture", {"session_id": sid}))["artifact"]
             await call("runtime_recording_capture", {"session_id": sid, "frames": 2, "fps": 10})
             await call("artifacts_read", {"uri": shot["uri"] + "?length=10"})

@@ -1,0 +1,160 @@
+"""Hearing a game: its own output, with levels and sources, paged, bounded, captured."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from tests.mcp.conftest import Connect, transport_factory
+from tests.runtime.conftest import copy_demo, require_godot
+from tests.runtime.test_captures import fetch, ok
+from tests.support.servers import ServedProject, serve_project
+
+pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+
+LAB_GD = """\
+extends Node2D
+
+func _ready():
+\tprint("hello from the game")
+\tprinterr("this goes to stderr")
+\tpush_warning("careful now")
+\tcall_deferred("_boom")
+
+func _boom():
+\tvar nothing = null
+\tnothing.explode()
+"""
+
+FLOOD_GD = """\
+extends Node2D
+
+func _ready():
+\tfor i in range(30000):
+\t\tprint("flood line %d %s" % [i, "x".repeat(60)])
+\tprint("flood done")
+"""
+
+
+def _scene(name: str) -> str:
+    return (
+        f'[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://{name}.gd" '
+        f'type="Script" id=1]\n\n[node name="{name}" type="Node2D"]\nscript = ExtResource( 1 )\n'
+    )
+
+
+@pytest.fixture(scope="module")
+def log_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject]:
+    require_godot("godot3-server")
+    base = tmp_path_factory.mktemp("log")
+    project = copy_demo(base / "demo")
+    for name, source in (("lab", LAB_GD), ("flood", FLOOD_GD)):
+        (project / f"{name}.gd").write_text(source)
+        (project / f"{name}.tscn").write_text(_scene(name))
+    served = serve_project(project, base / "state")
+    yield served
+    served.http.stop()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def log_connect(request: pytest.FixtureRequest, log_env: ServedProject) -> Connect:
+    return transport_factory(request.param, log_env)
+
+
+async def _read_all(c, sid: str, **args) -> list[dict]:
+    lines: list[dict] = []
+    cursor = None
+    while True:
+        page = await ok(
+            c,
+            "runtime.log.read",
+            {"session_id": sid, **({"cursor": cursor} if cursor else {}), **args},
+        )
+        lines += page["lines"]
+        if not page["lines"]:
+            return lines
+        cursor = page["next_cursor"]
+
+
+async def test_the_log_has_levels_streams_and_the_source_of_a_runtime_error(log_connect):
+    with anyio.fail_after(90):
+        async with log_connect() as c:
+            sid = (
+                await ok(
+                    c, "runtime.session.start", {"mode": "headless", "scene": "res://lab.tscn"}
+                )
+            )["session"]["id"]
+            errors = await ok(
+                c,
+                "runtime.log.read",
+                {"session_id": sid, "min_level": "error", "wait_seconds": 20},
+            )
+            (boom,) = errors["lines"]
+            assert boom["level"] == "error" and boom["stream"] == "stderr"
+            assert "explode" in boom["text"]
+            assert boom["source"] == {"path": "res://lab.gd", "line": 11}
+            every = await _read_all(c, sid, max_lines=2)  # pages of two, no line twice
+            seqs = [line["seq"] for line in every]
+            assert seqs == sorted(set(seqs))
+            texts = {line["text"]: line for line in every}
+            hello = texts["hello from the game"]
+            assert (hello["level"], hello["stream"]) == ("print", "stdout")
+            assert texts["this goes to stderr"]["stream"] == "stderr"
+            warning = next(line for line in every if "careful now" in line["text"])
+            assert warning["level"] == "warning"
+            assert not any(line["text"].strip().startswith("At:") for line in every)
+            shot = (await ok(c, "runtime.log.capture", {"session_id": sid}))["artifact"]
+            assert shot["mime_type"] == "text/plain; charset=utf-8"
+            text = (await fetch(c, shot)).decode()
+            assert "hello from the game" in text and "(res://lab.gd:11)" in text
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_a_flood_of_output_is_bounded_counted_and_keeps_the_server_answering(log_connect):
+    with anyio.fail_after(120):
+        async with log_connect() as c:
+            sid = (
+                await ok(
+                    c, "runtime.session.start", {"mode": "headless", "scene": "res://flood.tscn"}
+                )
+            )["session"]["id"]
+            started = time.monotonic()
+            while time.monotonic() - started < 60:
+                page = await ok(c, "runtime.log.read", {"session_id": sid, "max_lines": 1000})
+                if any(line["text"] == "flood done" for line in page["lines"]) or page["dropped"]:
+                    break
+                await ok(c, "server.profile")
+            first = await ok(c, "runtime.log.read", {"session_id": sid, "max_lines": 1000})
+            assert first["dropped"] > 0  # more than the buffer keeps: counted, not lost silently
+            assert len(first["lines"]) <= 1000
+            # An answer never passes max_output_bytes, and a cursor from the start says how
+            # many lines fell out before it.
+            assert sum(len(line["text"]) for line in first["lines"]) < 512 * 1024
+            start_cursor = base64.urlsafe_b64encode(b"log:0").decode().rstrip("=")
+            old = await ok(c, "runtime.log.read", {"session_id": sid, "cursor": start_cursor})
+            assert old["dropped"] == first["lines"][0]["seq"] if first["lines"] else True
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_log_refusals(log_connect, log_env):
+    with anyio.fail_after(60):
+        async with log_connect() as c:
+            r = await c.call_tool("runtime_log_read", {"session_id": "A" * 22})
+            assert r.structured_content["outcome"] == "not_found"
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            r = await c.call_tool("runtime_log_read", {"session_id": sid, "cursor": "bogus"})
+            assert r.structured_content["outcome"] == "invalid_argument"
+            r = await c.call_tool("runtime_log_read", {"session_id": sid, "max_lines": 0})
+            assert r.structured_content["outcome"] == "invalid_argument"
+            if log_connect.transport == "http":  # another principal: the uniform refusal
+                async with log_env.connect("http", "bob") as other:
+                    r = await other.call_tool("runtime_log_read", {"session_id": sid})
+                    assert r.structured_content == {
+                        "outcome": "not_found",
+                        "message": "no such game session",
+                    }
+            await ok(c, "runtime.session.stop", {"session_id": sid})
