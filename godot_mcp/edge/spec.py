@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp import types
 
+from godot_mcp.edge.outcomes import TOOL_OUTCOMES
 from godot_mcp.errors import InvalidArgument
 
 if TYPE_CHECKING:
@@ -25,15 +26,7 @@ if TYPE_CHECKING:
 
 Kind = Literal["string", "integer", "number", "boolean", "array", "object"]
 NameStyle = Literal["underscore", "dotted"]
-REFUSALS = (
-    "invalid_argument",
-    "not_found",
-    "permission_denied",
-    "unavailable",
-    "too_large",
-    "failed",
-    "timeout",
-)
+REFUSALS = tuple(o for o in TOOL_OUTCOMES if o != "ok")
 _MISSING: Any = object()
 _TOOL_REF = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)+)\}")  # {project.export.status} in a summary
 

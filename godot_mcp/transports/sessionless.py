@@ -80,16 +80,21 @@ class RefuseSessionless:
                 "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
             },
         }
-        out = json.dumps(error).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 400,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(out)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": out})
+        await send_json(send, 400, error)
         return None
+
+
+async def send_json(send: Any, status: int, message: dict[str, Any]) -> None:
+    """Answer an HTTP request with ``message`` as JSON (a JSON-RPC error, usually)."""
+    out = json.dumps(message).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(out)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": out})

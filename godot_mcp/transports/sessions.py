@@ -14,7 +14,6 @@ records each session's POSTs for the idle clock.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -23,6 +22,8 @@ from typing import Any
 
 import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+from godot_mcp.transports.sessionless import send_json
 
 log = logging.getLogger(__name__)
 _SESSION_HEADER = b"mcp-session-id"
@@ -147,20 +148,8 @@ async def _too_many(send: Any, limit: int) -> None:
         f"too many open sessions for this principal ({limit}, the server's "
         "--max-http-sessions-per-principal): end one with DELETE or let it expire"
     )
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": reason}}
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": reason}}
+    await send_json(send, 429, error)
 
 
 async def expire_idle(manager: Any, registry: SessionRegistry) -> None:
