@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import anyio
 from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
@@ -59,6 +60,9 @@ class Progress:
     async def ended(self, state: str) -> None:
         self.last += 1.0
         await self.call.progress(self.last, self.last, f"the export {state}")
+        # Let the transport write it out before the answer it precedes (a client drops
+        # progress that reaches it after the response).
+        await anyio.sleep(0.05)
 
 
 async def export_status(call: ToolCall) -> types.CallToolResult:
