@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from jsonschema import Draft202012Validator
 from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.spec import ARTIFACT, INTEGER, NULL, STRING, Arg, Availability, Tool
+from godot_mcp.errors import InvalidArgument
 from godot_mcp.godot import session as limits
 from godot_mcp.godot.gamelog import LEVELS, encode_cursor
 from godot_mcp.runtime.games import Managed
@@ -244,5 +247,207 @@ TOOLS += [
         args=(SESSION_ID,),
         answer=_CAPTURE,
         required=("artifact",),
+    ),
+]
+
+
+# -- inspection, time and input (the bridge answers; see docs/godot.md, "The bridge") --------
+
+_BOOL = {"type": "boolean"}
+_NUMBER = {"type": "number"}
+_EVENT_FIELDS: dict[str, dict[str, Any]] = {
+    "action": {
+        "action": {"type": "string", "minLength": 1, "maxLength": 200},
+        "pressed": _BOOL,
+        "strength": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+    "key": {
+        "key": {"type": "string", "minLength": 1, "maxLength": 40},
+        "pressed": _BOOL,
+        "shift": _BOOL,
+        "ctrl": _BOOL,
+        "alt": _BOOL,
+        "meta": _BOOL,
+    },
+    "mouse_button": {
+        "button": {"enum": ["left", "right", "middle", "wheel_up", "wheel_down"]},
+        "x": _NUMBER,
+        "y": _NUMBER,
+        "pressed": _BOOL,
+        "double_click": _BOOL,
+    },
+    "mouse_motion": {"x": _NUMBER, "y": _NUMBER},
+    "text": {"text": {"type": "string", "minLength": 1, "maxLength": 1000}},
+    "wait": {"frames": {"type": "integer", "minimum": 1, "maximum": 600}},
+}
+_EVENT_REQUIRED = {
+    "action": ["action"],
+    "key": ["key"],
+    "mouse_button": ["button", "x", "y"],
+    "mouse_motion": ["x", "y"],
+    "text": ["text"],
+    "wait": ["frames"],
+}
+EVENT_SCHEMA = {
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {"type": {"const": kind}, **fields},
+            "required": ["type", *_EVENT_REQUIRED[kind]],
+            "additionalProperties": False,
+        }
+        for kind, fields in _EVENT_FIELDS.items()
+    ]
+}
+_EVENTS = Draft202012Validator(EVENT_SCHEMA)
+
+
+def check_events(events: list[Any]) -> list[Any]:
+    """Each event as §5 defines it; the first wrong one is named by its index."""
+    for i, event in enumerate(events):
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind not in _EVENT_FIELDS:
+            raise InvalidArgument(f"events[{i}].type must be one of {', '.join(_EVENT_FIELDS)}")
+        if not _EVENTS.is_valid(event):
+            fields = ", ".join(sorted(_EVENT_FIELDS[kind]))
+            raise InvalidArgument(f"events[{i}] is not a valid {kind} event (fields: {fields})")
+    return events
+
+
+async def input_send(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    reply = await call.deps.games.command(
+        call.caller, a["session_id"], "input", events=a["events"], timeout=30
+    )
+    return ok(applied=reply["applied"], frame=reply["frame"])
+
+
+async def scene_tree(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    reply = await call.deps.games.command(
+        call.caller,
+        a["session_id"],
+        "tree",
+        root=a["root"],
+        depth=a["depth"],
+        max_nodes=a["max_nodes"],
+    )
+    nodes = reply["nodes"]
+    budget = call.deps.limits.max_output_bytes - 2048
+    size = 0
+    for i, node in enumerate(nodes):  # never more JSON than max_output_bytes: fewer nodes
+        size += len(json.dumps(node)) + 1
+        if size > budget:
+            nodes = nodes[:i]
+            break
+    return ok(
+        nodes=nodes,
+        total=reply["total"],
+        truncated=bool(reply["truncated"]) or len(nodes) < len(reply["nodes"]),
+        current_scene=reply.get("current_scene"),
+    )
+
+
+async def time_control(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    action = a["action"]
+    if action == "step" and a["frames"] is None:
+        raise InvalidArgument("frames is required for step")
+    if action == "scale" and a["time_scale"] is None:
+        raise InvalidArgument("time_scale is required for scale")
+    frames = a["frames"] or 1
+    reply = await call.deps.games.command(
+        call.caller,
+        a["session_id"],
+        "time",
+        action=action,
+        frames=frames,
+        time_scale=a["time_scale"] or 1.0,
+        timeout=10 + frames / 10,
+    )
+    return ok(paused=reply["paused"], time_scale=reply["time_scale"], frame=reply["frame"])
+
+
+_NODE = {
+    "type": "object",
+    "properties": {
+        "path": STRING,
+        "name": STRING,
+        "class": STRING,
+        "children": INTEGER,
+        "script": STRING,
+    },
+    "required": ["path", "name", "class", "children"],
+    "additionalProperties": False,
+}
+
+TOOLS += [
+    Tool(
+        "runtime.input.send",
+        "Send input to a game",
+        "Send input events through the engine's input pipeline (as if a player made them; "
+        "never the host's pointer), in order, with waits between them; works while paused. "
+        "Without pressed, an action, key or button is pressed and released on the next frame. "
+        "Takes a frame per event and per frame waited.",
+        input_send,
+        args=(
+            SESSION_ID,
+            Arg(
+                "events",
+                "array",
+                "action, key, mouse_button, mouse_motion, text or wait events",
+                required=True,
+                min_items=1,
+                max_items=100,
+                schema_extra={"items": EVENT_SCHEMA},
+                check=check_events,
+            ),
+        ),
+        answer={"applied": INTEGER, "frame": INTEGER},
+        required=("applied", "frame"),
+    ),
+    Tool(
+        "runtime.scene.tree",
+        "Look at a game's scene tree",
+        "The running game's nodes depth-first from root: path, name, class, child count, "
+        "script. Compact: read this instead of a screenshot. truncated says when more than "
+        "max_nodes (or max_output_bytes) exist; total counts them all.",
+        scene_tree,
+        args=(
+            SESSION_ID,
+            Arg(
+                "root",
+                "string",
+                "an absolute node path",
+                default="/root",
+                schema_extra={"maxLength": 1024},
+            ),
+            Arg("depth", "integer", minimum=1, maximum=64, default=6),
+            Arg("max_nodes", "integer", minimum=1, maximum=5000, default=300),
+        ),
+        answer={
+            "nodes": {"type": "array", "items": _NODE},
+            "total": INTEGER,
+            "truncated": _BOOL,
+            "current_scene": {"anyOf": [STRING, NULL]},
+        },
+        required=("nodes", "total", "truncated", "current_scene"),
+        read_only=True,
+        idempotent=True,
+    ),
+    Tool(
+        "runtime.time.control",
+        "Control a game's time",
+        "Pause or resume the scene tree, step exactly frames process frames (then stay "
+        "paused), or set Engine.time_scale. frame is the engine's process-frame counter.",
+        time_control,
+        args=(
+            SESSION_ID,
+            Arg("action", "string", choices=("pause", "resume", "step", "scale"), required=True),
+            Arg("frames", "integer", "for step", minimum=1, maximum=600),
+            Arg("time_scale", "number", "for scale", minimum=0.01, maximum=100),
+        ),
+        answer={"paused": _BOOL, "time_scale": _NUMBER, "frame": INTEGER},
+        required=("paused", "time_scale", "frame"),
     ),
 ]

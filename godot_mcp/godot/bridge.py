@@ -40,7 +40,10 @@ class BridgeConnection:
         self._stream = stream
         self._reader = BufferedByteReceiveStream(stream)
         self._next_id = 0
-        self._lock = anyio.Lock()
+        self._send_lock = anyio.Lock()
+        self._recv_lock = anyio.Lock()
+        self._replies: dict[int, dict[str, Any]] = {}
+        self._waiting: set[int] = set()
 
     async def receive(self) -> dict[str, Any]:
         """The next message from the game."""
@@ -62,7 +65,8 @@ class BridgeConnection:
         """Send one message to the game."""
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
         try:
-            await self._stream.send(data)
+            async with self._send_lock:  # one line at a time, never interleaved
+                await self._stream.send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise BridgeClosed("the game closed the connection") from exc
 
@@ -74,15 +78,29 @@ class BridgeConnection:
                 return message
 
     async def request(self, cmd: str, **args: Any) -> dict[str, Any]:
-        """Send a command and wait for its reply (one command at a time)."""
-        async with self._lock:
-            self._next_id += 1
-            ident = self._next_id
+        """Send a command and wait for its reply; any number may be in flight at once.
+
+        Whoever holds the receive lock reads one message and files it under its id; a caller
+        whose reply was filed by another takes it from there. So a command the game answers
+        late (a recording, a step of many frames) never delays a quick one.
+        """
+        self._next_id += 1
+        ident = self._next_id
+        self._waiting.add(ident)
+        try:
             await self.send({"id": ident, "cmd": cmd, **args})
-            while True:
-                message = await self.receive()
-                if message.get("id") == ident:
-                    return message
+            while ident not in self._replies:
+                async with self._recv_lock:
+                    if ident in self._replies:
+                        break
+                    message = await self.receive()
+                    other = message.get("id")
+                    if isinstance(other, int) and other in self._waiting:
+                        self._replies[other] = message
+            return self._replies.pop(ident)
+        finally:
+            self._waiting.discard(ident)
+            self._replies.pop(ident, None)
 
     async def aclose(self) -> None:
         """Close the connection."""

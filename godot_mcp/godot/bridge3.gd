@@ -20,6 +20,12 @@ var _load_frames := 0
 
 # One capture job at a time: screenshot or record.
 var _job := {}
+# Stepping: frames left to run before pausing again, and the command to answer then.
+var _step_left := 0
+var _step_id = null
+# Input jobs, applied in order, one event (or one frame of waiting) at a time.
+var _inputs := []
+const _BUTTONS := {"left": 1, "right": 2, "middle": 3, "wheel_up": 4, "wheel_down": 5}
 
 
 func _initialize() -> void:
@@ -68,6 +74,8 @@ func _idle(_delta: float) -> bool:
 			_phase = "serving"
 			_send_ready()
 		return false
+	_advance_step()
+	_advance_inputs()
 	_read_commands()
 	return false
 
@@ -127,6 +135,8 @@ func _read_commands() -> void:
 			_inbox = PoolByteArray()
 		if line.strip_edges() != "":
 			_handle(line)
+		if _phase == "closing":  # nothing after quit is handled
+			return
 
 
 func _handle(line: String) -> void:
@@ -144,8 +154,197 @@ func _handle(line: String) -> void:
 		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second()})
 	elif name == "screenshot" or name == "record":
 		_begin_capture(id, name, cmd)
+	elif name == "tree":
+		_cmd_tree(id, cmd)
+	elif name == "time":
+		_cmd_time(id, cmd)
+	elif name == "input":
+		_cmd_input(id, cmd)
 	else:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
+
+
+func _fail(id, error: String, message: String) -> void:
+	_send({"id": id, "ok": false, "error": error, "message": message})
+
+
+func _cmd_tree(id, cmd: Dictionary) -> void:
+	var start: Node = root.get_node_or_null(NodePath(str(cmd.get("root", "/root"))))
+	if start == null:
+		_fail(id, "not_found", "no node at %s" % str(cmd.get("root", "/root")))
+		return
+	var depth := int(cmd.get("depth", 6))
+	var max_nodes := int(cmd.get("max_nodes", 300))
+	var nodes := []
+	var total := 0
+	var stack := [[start, 0]]
+	while not stack.empty():
+		var item: Array = stack.pop_back()
+		var node: Node = item[0]
+		var level: int = item[1]
+		total += 1
+		if nodes.size() < max_nodes:
+			var entry := {
+				"path": str(node.get_path()),
+				"name": str(node.name),
+				"class": node.get_class(),
+				"children": node.get_child_count(),
+			}
+			var script = node.get_script()
+			if script != null and script.resource_path != "":
+				entry["script"] = script.resource_path
+			nodes.append(entry)
+		if level < depth:
+			for i in range(node.get_child_count() - 1, -1, -1):
+				stack.append([node.get_child(i), level + 1])
+	var scene = null
+	if current_scene != null:
+		scene = str(current_scene.get_path())
+	_send({"id": id, "ok": true, "nodes": nodes, "total": total,
+		"truncated": total > nodes.size(), "current_scene": scene})
+
+
+func _time_reply(id) -> void:
+	_send({"id": id, "ok": true, "paused": paused, "time_scale": Engine.time_scale,
+		"frame": Engine.get_idle_frames()})
+
+
+func _cmd_time(id, cmd: Dictionary) -> void:
+	var action := str(cmd.get("action", ""))
+	if _step_id != null:
+		_fail(id, "failed", "a step is still running")
+		return
+	if action == "pause":
+		paused = true
+	elif action == "resume":
+		paused = false
+	elif action == "scale":
+		Engine.time_scale = float(cmd.get("time_scale", 1.0))
+	elif action == "step":
+		# Unpaused now, this frame's processing is the first step; paused again before the
+		# processing of the frame after the last one.
+		_step_left = int(cmd.get("frames", 1))
+		_step_id = id
+		paused = false
+		return
+	else:
+		_fail(id, "invalid_argument", "unknown time action")
+		return
+	_time_reply(id)
+
+
+func _advance_step() -> void:
+	if _step_id == null:
+		return
+	_step_left -= 1
+	if _step_left <= 0:
+		paused = true
+		var id = _step_id
+		_step_id = null
+		_time_reply(id)
+
+
+func _cmd_input(id, cmd: Dictionary) -> void:
+	var events: Array = cmd.get("events", [])
+	var actions := InputMap.get_actions()
+	for ev in events:
+		var kind := str(ev.get("type", ""))
+		if kind == "action" and not InputMap.has_action(str(ev.get("action", ""))):
+			var names := []
+			for a in actions:
+				if not str(a).begins_with("ui_"):
+					names.append(str(a))
+			_fail(id, "invalid_argument", "unknown action %s; the project's actions: %s"
+				% [str(ev.get("action", "")), PoolStringArray(names).join(", ")])
+			return
+		if kind == "key" and OS.find_scancode_from_string(str(ev.get("key", ""))) == 0:
+			_fail(id, "invalid_argument", "unknown key name %s" % str(ev.get("key", "")))
+			return
+	var queue := []
+	for ev in events:
+		queue.append(ev)
+	_inputs.append({"id": id, "queue": queue, "wait": 0, "applied": 0, "total": events.size(),
+		"last_mouse": Vector2()})
+
+
+func _advance_inputs() -> void:
+	while not _inputs.empty():
+		var job: Dictionary = _inputs[0]
+		if job["wait"] > 0:
+			job["wait"] -= 1
+			return
+		if job["queue"].empty():
+			_inputs.pop_front()
+			_send({"id": job["id"], "ok": true, "applied": job["applied"],
+				"frame": Engine.get_idle_frames()})
+			continue
+		var ev: Dictionary = job["queue"].pop_front()
+		var kind := str(ev.get("type", ""))
+		if kind == "wait":
+			job["wait"] = int(ev.get("frames", 1))
+			if not ev.get("_release", false):
+				job["applied"] += 1
+			continue
+		var tap := not ev.has("pressed") and kind in ["action", "key", "mouse_button"]
+		for e in _events_of(ev, job):
+			Input.parse_input_event(e)
+		if not ev.get("_release", false):
+			job["applied"] += 1
+		if tap:
+			var release := ev.duplicate()
+			release["pressed"] = false
+			release["_release"] = true
+			job["queue"].push_front(release)
+			job["queue"].push_front({"type": "wait", "frames": 1, "_release": true})
+		return
+
+
+func _events_of(ev: Dictionary, job: Dictionary) -> Array:
+	var kind := str(ev.get("type", ""))
+	var pressed := bool(ev.get("pressed", true))
+	if kind == "action":
+		var a := InputEventAction.new()
+		a.action = str(ev.get("action", ""))
+		a.pressed = pressed
+		a.strength = float(ev.get("strength", 1.0))
+		return [a]
+	if kind == "key":
+		var k := InputEventKey.new()
+		k.scancode = OS.find_scancode_from_string(str(ev.get("key", "")))
+		k.pressed = pressed
+		k.shift = bool(ev.get("shift", false))
+		k.control = bool(ev.get("ctrl", false))
+		k.alt = bool(ev.get("alt", false))
+		k.meta = bool(ev.get("meta", false))
+		return [k]
+	var at := Vector2(float(ev.get("x", 0)), float(ev.get("y", 0)))
+	if kind == "mouse_button":
+		var b := InputEventMouseButton.new()
+		b.button_index = int(_BUTTONS.get(str(ev.get("button", "left")), 1))
+		b.position = at
+		b.global_position = at
+		b.pressed = pressed
+		b.doubleclick = bool(ev.get("double_click", false))
+		job["last_mouse"] = at
+		return [b]
+	if kind == "mouse_motion":
+		var m := InputEventMouseMotion.new()
+		m.position = at
+		m.global_position = at
+		m.relative = at - job["last_mouse"]
+		job["last_mouse"] = at
+		return [m]
+	if kind == "text":
+		var out := []
+		var text := str(ev.get("text", ""))
+		for i in range(text.length()):
+			for down in [true, false]:
+				var c := InputEventKey.new()
+				c.unicode = text.ord_at(i)
+				c.pressed = down
+				out.append(c)
+		return out
+	return []
 
 
 func _begin_capture(id, name: String, cmd: Dictionary) -> void:

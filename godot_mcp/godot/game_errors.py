@@ -6,7 +6,8 @@ Errors (classes, not outcome strings: the runtime maps them once, to the one err
      ├── GameInvalid              bad scene path, frame count, fps, mode, size
      ├── GameUnavailable          no Godot/Xvfb for the mode, or a capture on a headless session
      ├── GameFailed               the game exited, a scene did not load, a capture was malformed
-     └── GameTimeout              a bounded wait ran out (connect, capture, quit)
+     ├── GameTimeout              a bounded wait ran out (connect, capture, quit)
+     └── GameNotFound             the game has no such node
 
 Every message and log tail goes through a :class:`~godot_mcp.godot.redact.Scrubber` first:
 private paths (the state dir and its parent, the scratch dir, the package's bridge scripts, the
@@ -42,12 +43,17 @@ class GameTimeout(GameError):
     """A bounded wait ran out."""
 
 
+class GameNotFound(GameError):
+    """The game has no such thing (a node path)."""
+
+
 # The words the bridge protocol uses for its refusals.
 BY_WORD: dict[str, type[GameError]] = {
     "invalid_argument": GameInvalid,
     "unavailable": GameUnavailable,
     "failed": GameFailed,
     "timeout": GameTimeout,
+    "not_found": GameNotFound,
 }
 
 

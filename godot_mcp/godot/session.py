@@ -265,13 +265,25 @@ class GameSession:
         if self.headless:
             raise GameUnavailable("captures need a windowed session; this one is headless")
 
-    async def _call(self, cmd: str, timeout: float, **args: Any) -> dict[str, Any]:
-        """Send one command, racing its reply against the game's exit, within ``timeout``."""
+    async def command(self, cmd: str, timeout: float = 10, **args: Any) -> dict[str, Any]:
+        """One bridge command (scene tree, time, input…): concurrent with any other command.
+
+        Raises GameNotFound, GameInvalid, GameFailed or GameTimeout as the bridge answers.
+        """
+        return await self._call(cmd, timeout, exclusive=False, **args)
+
+    async def _call(
+        self, cmd: str, timeout: float, *, exclusive: bool = True, **args: Any
+    ) -> dict[str, Any]:
+        """Send one command, racing its reply against the game's exit, within ``timeout``.
+
+        Captures hold the capture lock (one at a time); other commands run concurrently.
+        """
         self._require_running()
         conn = self._conn
         assert conn is not None
         with anyio.move_on_after(timeout) as scope:
-            async with self._capture_lock:
+            async with self._capture_lock if exclusive else contextlib.nullcontext():
                 self._require_running()
                 reply = await self._race(conn.request, cmd, **args)
         if scope.cancelled_caught:

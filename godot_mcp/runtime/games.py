@@ -12,6 +12,7 @@ import logging
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -19,6 +20,7 @@ from godot_mcp.errors import (
     Failed,
     GodotMcpError,
     InvalidArgument,
+    NotFound,
     Timeout,
     Unavailable,
 )
@@ -27,6 +29,7 @@ from godot_mcp.godot.game_errors import (
     GameError,
     GameFailed,
     GameInvalid,
+    GameNotFound,
     GameTimeout,
     GameUnavailable,
 )
@@ -47,6 +50,7 @@ _ERRORS: dict[type[GameError], type[GodotMcpError]] = {
     GameTimeout: Timeout,
     GameUnavailable: Unavailable,
     GameInvalid: InvalidArgument,
+    GameNotFound: NotFound,
 }
 
 
@@ -179,6 +183,15 @@ class GameService:
             return await anyio.to_thread.run_sync(self.rt.store.register, caller, generation, item)
         finally:
             Path(capture.path).unlink(missing_ok=True)
+
+    async def command(self, caller: Caller, session_id: str, cmd: str, **args: Any) -> dict:
+        """One bridge command on the caller's session (tree, time, input), typed errors."""
+        game = self.get(caller, session_id).game
+        try:
+            reply = await game.command(cmd, **args)
+        except GameError as exc:
+            raise as_typed(exc) from None
+        return {k: v for k, v in reply.items() if k not in ("id", "ok")}
 
     async def read_log(
         self,

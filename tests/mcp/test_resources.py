@@ -29,6 +29,9 @@ SHIPPED = {
     "project.export.cancel",
     "runtime.log.read",
     "runtime.log.capture",
+    "runtime.input.send",
+    "runtime.scene.tree",
+    "runtime.time.control",
 }
 
 

@@ -23,6 +23,7 @@ READ_ONLY = {
     "project.export.status",
     "artifacts.read",
     "runtime.log.read",
+    "runtime.scene.tree",
 }
 DESTRUCTIVE = {"project.reload", "runtime.session.stop", "project.export.cancel"}
 

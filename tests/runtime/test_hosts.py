@@ -118,6 +118,12 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
             await call("runtime_session_list")
             await call("runtime_log_read", {"session_id": sid, "max_lines": 5})
             await call("runtime_log_capture", {"session_id": sid})
+            await call("runtime_scene_tree", {"session_id": sid, "max_nodes": 3})
+            await call("runtime_time_control", {"session_id": sid, "action": "pause"})
+            await call("runtime_time_control", {"session_id": sid, "action": "step", "frames": 2})
+            await call(
+                "runtime_input_send", {"session_id": sid, "events": [{"type": "wait", "frames": 1}]}
+            )
             shot = (await call("runtime_screenshot_capture", {"session_id": sid}))["artifact"]
             await call("runtime_recording_capture", {"session_id": sid, "frames": 2, "fps": 10})
             await call("artifacts_read", {"uri": shot["uri"] + "?length=10"})

@@ -1,0 +1,208 @@
+"""Touching and inspecting a game: input through the engine, the scene tree, time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from tests.mcp.conftest import Connect, transport_factory
+from tests.runtime.conftest import require_godot
+from tests.runtime.test_captures import ok
+from tests.support.servers import ServedProject, serve_project
+
+pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+
+PROJECT = """\
+config_version=4
+
+[application]
+
+config/name="touch"
+run/main_scene="res://lab.tscn"
+
+[input]
+
+jump={
+"deadzone": 0.5,
+"events": [  ]
+}
+"""
+
+LAB_GD = """\
+extends Node2D
+
+var ticks := 0
+
+func _process(_delta):
+\tticks += 1
+\tprint("TICK %d" % ticks)
+
+func _unhandled_input(event):
+\tif event is InputEventAction and event.action == "jump":
+\t\tprint("JUMP pressed=%s" % event.pressed)
+\telif event is InputEventKey and event.unicode == 0:
+\t\tvar key = OS.get_scancode_string(event.scancode)
+\t\tprint("KEY %s pressed=%s shift=%s" % [key, event.pressed, event.shift])
+\telif event is InputEventMouseButton:
+\t\tvar at = event.position
+\t\tprint("CLICK %d at %d,%d pressed=%s" % [event.button_index, at.x, at.y, event.pressed])
+\telif event is InputEventMouseMotion:
+\t\tprint("MOVE %d,%d" % [event.position.x, event.position.y])
+"""
+
+LAB_TSCN = """\
+[gd_scene load_steps=2 format=2]
+
+[ext_resource path="res://lab.gd" type="Script" id=1]
+
+[node name="Lab" type="Node2D"]
+script = ExtResource( 1 )
+
+[node name="Field" type="LineEdit" parent="."]
+margin_right = 200.0
+margin_bottom = 24.0
+
+[node name="Box" type="Node2D" parent="."]
+
+[node name="Inner" type="Node2D" parent="Box"]
+"""
+
+
+@pytest.fixture(scope="module")
+def touch_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject]:
+    require_godot("godot3-server")
+    base = tmp_path_factory.mktemp("touch")
+    project = base / "project"
+    project.mkdir()
+    (project / "project.godot").write_text(PROJECT)
+    (project / "lab.gd").write_text(LAB_GD)
+    (project / "lab.tscn").write_text(LAB_TSCN)
+    served = serve_project(project, base / "state")
+    yield served
+    served.http.stop()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def touch(request: pytest.FixtureRequest, touch_env: ServedProject) -> Connect:
+    return transport_factory(request.param, touch_env)
+
+
+async def _lines(c, sid: str, cursor: str | None, needle: str) -> tuple[list[str], str]:
+    args = {"session_id": sid, "max_lines": 1000}
+    if cursor:
+        args["cursor"] = cursor
+    page = await ok(c, "runtime.log.read", args)
+    return [line["text"] for line in page["lines"] if needle in line["text"]], page["next_cursor"]
+
+
+async def test_inputs_of_each_kind_reach_the_games_own_scripts(touch):
+    with anyio.fail_after(90):
+        async with touch() as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            _, cursor = await _lines(c, sid, None, "")
+            sent = await ok(
+                c,
+                "runtime.input.send",
+                {
+                    "session_id": sid,
+                    "events": [
+                        {"type": "action", "action": "jump"},
+                        {"type": "wait", "frames": 2},
+                        {"type": "key", "key": "A", "pressed": True, "shift": True},
+                        {"type": "mouse_button", "button": "right", "x": 40, "y": 30},
+                        {"type": "mouse_motion", "x": 50, "y": 60},
+                    ],
+                },
+            )
+            assert sent["applied"] == 5 and sent["frame"] > 0
+            page = await ok(
+                c, "runtime.log.read", {"session_id": sid, "cursor": cursor, "max_lines": 1000}
+            )
+            said = [line["text"] for line in page["lines"] if not line["text"].startswith("TICK")]
+            assert said == [
+                "JUMP pressed=True",
+                "JUMP pressed=False",
+                "KEY A pressed=True shift=True",
+                "CLICK 2 at 40,30 pressed=True",
+                "CLICK 2 at 40,30 pressed=False",
+                "MOVE 50,60",
+            ], said
+            for bad, why in (
+                (
+                    {"type": "action", "action": "fly"},
+                    "unknown action fly; the project's actions: jump",
+                ),
+                ({"type": "key", "key": "NoSuchKey"}, "unknown key name NoSuchKey"),
+                ({"type": "wait", "frames": 0}, "events[0] is not a valid wait event"),
+                ({"type": "teleport"}, "events[0].type must be one of"),
+            ):
+                r = await c.call_tool("runtime_input_send", {"session_id": sid, "events": [bad]})
+                assert r.structured_content["outcome"] == "invalid_argument", r.structured_content
+                assert why in r.structured_content["message"], r.structured_content
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_pause_step_and_resume_move_the_game_exactly_as_stepped(touch):
+    with anyio.fail_after(90):
+        async with touch() as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            paused = await ok(c, "runtime.time.control", {"session_id": sid, "action": "pause"})
+            assert paused["paused"] is True
+            await anyio.sleep(0.2)  # let a paused frame or two pass: no tick may come
+            _, cursor = await _lines(c, sid, None, "")
+            # Input still works while paused (the engine's own rules decide who sees it).
+            await ok(
+                c,
+                "runtime.input.send",
+                {"session_id": sid, "events": [{"type": "wait", "frames": 3}]},
+            )
+            stepped = await ok(
+                c, "runtime.time.control", {"session_id": sid, "action": "step", "frames": 5}
+            )
+            assert stepped["paused"] is True and stepped["frame"] > paused["frame"]
+            await anyio.sleep(0.2)
+            ticks, cursor = await _lines(c, sid, cursor, "TICK")
+            assert len(ticks) == 5, ticks
+            numbers = [int(t.split()[1]) for t in ticks]
+            assert numbers == list(range(numbers[0], numbers[0] + 5))
+            scaled = await ok(
+                c, "runtime.time.control", {"session_id": sid, "action": "scale", "time_scale": 2.5}
+            )
+            assert scaled["time_scale"] == 2.5
+            resumed = await ok(c, "runtime.time.control", {"session_id": sid, "action": "resume"})
+            assert resumed["paused"] is False
+            r = await c.call_tool("runtime_time_control", {"session_id": sid, "action": "step"})
+            assert r.structured_content["outcome"] == "invalid_argument"
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_the_scene_tree_is_listed_depth_first_bounded_and_never_cut_silently(touch):
+    with anyio.fail_after(90):
+        async with touch() as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            tree = await ok(c, "runtime.scene.tree", {"session_id": sid, "root": "/root/Lab"})
+            paths = [n["path"] for n in tree["nodes"]]
+            assert paths[:2] == ["/root/Lab", "/root/Lab/Field"]
+            assert paths[-2:] == ["/root/Lab/Box", "/root/Lab/Box/Inner"]
+            lab = tree["nodes"][0]
+            assert (lab["class"], lab["script"], lab["children"]) == ("Node2D", "res://lab.gd", 2)
+            field = tree["nodes"][1]
+            # Built-in controls' own children are listed too: children agrees with the walk.
+            assert field["class"] == "LineEdit" and field["children"] == sum(
+                1 for p in paths if p.rsplit("/", 1)[0] == "/root/Lab/Field"
+            )
+            assert tree["total"] == len(paths) and tree["truncated"] is False
+            assert tree["current_scene"] == "/root/Lab"
+            small = await ok(
+                c, "runtime.scene.tree", {"session_id": sid, "root": "/root/Lab", "max_nodes": 2}
+            )
+            assert len(small["nodes"]) == 2 and small["truncated"] is True
+            assert small["total"] == tree["total"]
+            shallow = await ok(c, "runtime.scene.tree", {"session_id": sid, "depth": 1})
+            assert {n["path"] for n in shallow["nodes"]} >= {"/root", "/root/Lab"}
+            assert all(n["path"].count("/") <= 2 for n in shallow["nodes"])
+            r = await c.call_tool("runtime_scene_tree", {"session_id": sid, "root": "/root/Nope"})
+            assert r.structured_content["outcome"] == "not_found"
+            await ok(c, "runtime.session.stop", {"session_id": sid})
