@@ -65,6 +65,7 @@ async def open_app(
             http=transport == "http",
             capacity=settings.capacity,
             private=tuple(private_roots(settings.state_dir, *settings.state_dir_spellings)),
+            allow_writes=settings.allow_runtime_writes,
         )
         exports = ExportService(runtime)
         await exports.start()

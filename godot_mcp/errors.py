@@ -27,9 +27,10 @@ class GodotMcpError(Exception):
 
     outcome = "failed"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, **details: object) -> None:
         super().__init__(message)
         self.message = message
+        self.details = details  # more fields of the refusal (a wait's last value seen)
 
 
 class ConfigError(GodotMcpError):

@@ -81,7 +81,7 @@ def refusal(exc: GodotMcpError, *, http: bool, **fields: Any) -> types.CallToolR
         }
     if outcome not in TOOL_OUTCOMES:
         outcome = "failed"
-    return tool_result({"outcome": outcome, "message": message, **detail, **fields})
+    return tool_result({"outcome": outcome, "message": message, **exc.details, **detail, **fields})
 
 
 def resource_error(uri: str, exc: GodotMcpError | None, *, http: bool) -> MCPError:

@@ -12,7 +12,7 @@ from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.spec import ARTIFACT, INTEGER, NULL, STRING, Arg, Availability, Tool
-from godot_mcp.errors import InvalidArgument
+from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot import session as limits
 from godot_mcp.godot.gamelog import LEVELS, encode_cursor
 from godot_mcp.runtime.games import Managed
@@ -449,5 +449,212 @@ TOOLS += [
         ),
         answer={"paused": _BOOL, "time_scale": _NUMBER, "frame": INTEGER},
         required=("paused", "time_scale", "frame"),
+    ),
+]
+
+
+# -- node values (§7 encoding, in both directions) -------------------------------------------
+
+WRITES_DISABLED = (
+    "runtime writes are disabled on this server (start it with --allow-runtime-writes)"
+)
+
+
+def writes_availability(deps: ServerDeps) -> str:
+    """``node.set`` and ``node.call`` can make a game do anything: off over HTTP by default."""
+    if deps.http and not deps.runtime.allow_writes:
+        return f"unavailable: {WRITES_DISABLED}"
+    return _availability("windowed", "headless")(deps)
+
+
+def _require_writes(call: ToolCall) -> None:
+    if call.deps.http and not call.deps.runtime.allow_writes:
+        raise Unavailable(WRITES_DISABLED)
+
+
+async def node_get(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    args: dict[str, Any] = {"path": a["path"]}
+    if a["properties"]:
+        args["properties"] = a["properties"]
+    reply = await call.deps.games.command(call.caller, a["session_id"], "get", **args)
+    fields = {"class": reply["class"], "values": reply["values"], "truncated": reply["truncated"]}
+    return ok(**fields)
+
+
+async def node_set(call: ToolCall) -> types.CallToolResult:
+    _require_writes(call)
+    a = call.args
+    reply = await call.deps.games.command(
+        call.caller, a["session_id"], "set", path=a["path"], values=a["values"]
+    )
+    return ok(values=reply["values"])
+
+
+async def node_call(call: ToolCall) -> types.CallToolResult:
+    _require_writes(call)
+    a = call.args
+    result = await call.deps.games.call_method(
+        call.caller, a["session_id"], a["path"], a["method"], a["args"]
+    )
+    return ok(result=result)
+
+
+_PATH = Arg(
+    "path",
+    "string",
+    "an absolute node path (/root/Main/Player)",
+    required=True,
+    schema_extra={"maxLength": 1024},
+)
+# Any JSON value (§7 encodes Godot values as JSON), spelled out: untyped schemas lint badly.
+_VALUE: dict[str, Any] = {
+    "anyOf": [{"type": k} for k in ("null", "boolean", "number", "string", "array", "object")]
+}
+
+TOOLS += [
+    Tool(
+        "runtime.node.get",
+        "Read a node's values",
+        "A node's class and property values (§7 JSON encoding: Vector2 {x, y}, Color {r, g, "
+        "b, a}, …); default the script's variables, then the node's stored properties, at "
+        "most 100 (truncated says when there were more). One bridge round trip.",
+        node_get,
+        args=(
+            SESSION_ID,
+            _PATH,
+            Arg(
+                "properties",
+                "array",
+                "property names; default the script's variables and the stored properties",
+                min_items=1,
+                max_items=1000,
+                schema_extra={"items": {"type": "string", "maxLength": 200}},
+                check=lambda v: [str(x) for x in v],
+            ),
+        ),
+        answer={"class": STRING, "values": {"type": "object"}, "truncated": _BOOL},
+        required=("class", "values", "truncated"),
+        read_only=True,
+        idempotent=True,
+    ),
+    Tool(
+        "runtime.node.set",
+        "Set a node's values",
+        "Set properties of a node (values in the §7 JSON encoding); answers each one read back "
+        "after setting. Over HTTP only with --allow-runtime-writes.",
+        node_set,
+        args=(
+            SESSION_ID,
+            _PATH,
+            Arg(
+                "values",
+                "object",
+                "{name: value}",
+                required=True,
+                schema_extra={"minProperties": 1, "maxProperties": 200},
+            ),
+        ),
+        answer={"values": {"type": "object"}},
+        required=("values",),
+        idempotent=True,
+        availability=writes_availability,
+    ),
+    Tool(
+        "runtime.node.call",
+        "Call a node's method",
+        "Call a method of a node with §7-encoded arguments; answers its result. A script error "
+        "raised by the method answers failed with its text and place. Over HTTP only with "
+        "--allow-runtime-writes: a method can make the game do anything.",
+        node_call,
+        args=(
+            SESSION_ID,
+            _PATH,
+            Arg("method", "string", required=True, schema_extra={"maxLength": 200}),
+            Arg("args", "array", default=[], max_items=100, schema_extra={"items": _VALUE}),
+        ),
+        answer={"result": _VALUE},
+        required=("result",),
+        destructive=True,
+        availability=writes_availability,
+    ),
+]
+
+
+UNTIL_SCHEMA = {
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {"frames": {"type": "integer", "minimum": 1, "maximum": 3600}},
+            "required": ["frames"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"node": {"type": "string", "minLength": 1, "maxLength": 1024}},
+            "required": ["node"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {
+                "node": {"type": "string", "minLength": 1, "maxLength": 1024},
+                "property": {"type": "string", "minLength": 1, "maxLength": 200},
+                "equals": _VALUE,
+            },
+            "required": ["node", "property", "equals"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"log": {"type": "string", "minLength": 1, "maxLength": 1000}},
+            "required": ["log"],
+            "additionalProperties": False,
+        },
+    ]
+}
+_UNTIL = Draft202012Validator(UNTIL_SCHEMA)
+
+
+def check_until(until: dict[str, Any]) -> dict[str, Any]:
+    if not _UNTIL.is_valid(until):
+        raise InvalidArgument(
+            'until must be one of {"frames": N}, {"node": PATH}, '
+            '{"node": PATH, "property": NAME, "equals": VALUE}, {"log": TEXT}'
+        )
+    return until
+
+
+async def wait(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    reached = await call.deps.games.wait(
+        call.caller, a["session_id"], a["until"], a["timeout_seconds"]
+    )
+    return ok(**reached)
+
+
+TOOLS += [
+    Tool(
+        "runtime.wait",
+        "Wait for something in a game",
+        "Wait (bounded) until a number of frames passed, a node exists, a property equals a "
+        "value, or a new log line contains a text; on timeout answers timeout with the last "
+        "value seen. Other calls on the same session go on meanwhile.",
+        wait,
+        args=(
+            SESSION_ID,
+            Arg(
+                "until",
+                "object",
+                "the condition",
+                required=True,
+                schema_extra=UNTIL_SCHEMA,
+                check=check_until,
+            ),
+            Arg("timeout_seconds", "number", minimum=0.1, maximum=30, default=10),
+        ),
+        answer={"frame": {"anyOf": [INTEGER, NULL]}, "value": _VALUE},
+        required=("frame",),
+        read_only=True,
     ),
 ]

@@ -151,7 +151,8 @@ func _handle(line: String) -> void:
 		_send({"id": id, "ok": true})
 		_close(0)
 	elif name == "ping":
-		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second()})
+		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second(),
+			"frame": Engine.get_idle_frames()})
 	elif name == "screenshot" or name == "record":
 		_begin_capture(id, name, cmd)
 	elif name == "tree":
@@ -160,6 +161,8 @@ func _handle(line: String) -> void:
 		_cmd_time(id, cmd)
 	elif name == "input":
 		_cmd_input(id, cmd)
+	elif name == "get" or name == "set" or name == "call":
+		_cmd_node(id, name, cmd)
 	else:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
 
@@ -345,6 +348,279 @@ func _events_of(ev: Dictionary, job: Dictionary) -> Array:
 				out.append(c)
 		return out
 	return []
+
+
+# -- node values: get, set, call, with the value encoding of the interface (§7) -------------
+
+const MAX_DEPTH := 8
+const MAX_ITEMS := 1000
+const MAX_STRING := 10000
+const MAX_DEFAULT_PROPERTIES := 100
+const _TYPE_NAMES := {
+	TYPE_NIL: "null", TYPE_BOOL: "bool", TYPE_INT: "int", TYPE_REAL: "float",
+	TYPE_STRING: "String", TYPE_VECTOR2: "Vector2", TYPE_RECT2: "Rect2",
+	TYPE_VECTOR3: "Vector3", TYPE_TRANSFORM2D: "Transform2D", TYPE_PLANE: "Plane",
+	TYPE_QUAT: "Quat", TYPE_AABB: "AABB", TYPE_BASIS: "Basis", TYPE_TRANSFORM: "Transform",
+	TYPE_COLOR: "Color", TYPE_NODE_PATH: "NodePath", TYPE_RID: "RID", TYPE_OBJECT: "Object",
+	TYPE_DICTIONARY: "Dictionary", TYPE_ARRAY: "Array",
+}
+var _decode_error := ""
+
+
+func _cmd_node(id, name: String, cmd: Dictionary) -> void:
+	var path := str(cmd.get("path", ""))
+	var node: Node = root.get_node_or_null(NodePath(path))
+	if node == null:
+		_fail(id, "not_found", "no node at %s" % path)
+		return
+	var known := {}
+	for p in node.get_property_list():
+		known[p["name"]] = p
+	if name == "get":
+		var names: Array = cmd.get("properties", [])
+		var truncated := false
+		if names.empty():
+			names = _default_properties(node)
+			truncated = names.size() > MAX_DEFAULT_PROPERTIES
+			names = names.slice(0, MAX_DEFAULT_PROPERTIES - 1) if truncated else names
+		var values := {}
+		for n in names:
+			if not known.has(str(n)):
+				_fail(id, "invalid_argument", "unknown property %s on %s" % [str(n), node.get_class()])
+				return
+			values[str(n)] = _encode(node.get(str(n)))
+		_send({"id": id, "ok": true, "class": node.get_class(), "values": values,
+			"truncated": truncated})
+	elif name == "set":
+		var wanted: Dictionary = cmd.get("values", {})
+		var decoded := {}
+		for n in wanted:
+			if not known.has(str(n)):
+				_fail(id, "invalid_argument", "unknown property %s on %s" % [str(n), node.get_class()])
+				return
+			var current = node.get(str(n))
+			_decode_error = ""
+			var value = _decode(wanted[n], current)
+			if _decode_error != "":
+				_fail(id, "invalid_argument", "value for %s: %s" % [str(n), _decode_error])
+				return
+			if current != null and typeof(value) != typeof(current):
+				_fail(id, "invalid_argument", "wrong type for %s: expected %s, got %s"
+					% [str(n), _type_name(current), _type_name(value)])
+				return
+			decoded[str(n)] = value
+		var back := {}
+		for n in decoded:
+			node.set(n, decoded[n])
+			back[n] = _encode(node.get(n))
+		_send({"id": id, "ok": true, "values": back})
+	else:
+		var method := str(cmd.get("method", ""))
+		if not node.has_method(method):
+			_fail(id, "invalid_argument", "unknown method %s on %s" % [method, node.get_class()])
+			return
+		var args := []
+		for a in cmd.get("args", []):
+			_decode_error = ""
+			args.append(_decode(a))
+			if _decode_error != "":
+				_fail(id, "invalid_argument", "argument %d: %s" % [args.size() - 1, _decode_error])
+				return
+		var result = node.callv(method, args)
+		_send({"id": id, "ok": true, "result": _encode(result)})
+
+
+func _default_properties(node: Node) -> Array:
+	var names := []
+	var script = node.get_script()
+	if script != null:
+		for p in script.get_script_property_list():
+			if not p["name"] in names:
+				names.append(p["name"])
+	for p in node.get_property_list():
+		if p["usage"] & PROPERTY_USAGE_STORAGE and not p["name"] in names:
+			names.append(p["name"])
+	return names
+
+
+func _type_name(value) -> String:
+	if typeof(value) == TYPE_OBJECT and value != null:
+		return value.get_class()
+	return str(_TYPE_NAMES.get(typeof(value), "Variant"))
+
+
+func _encode(v, depth := 0):
+	var kind := typeof(v)
+	if kind == TYPE_NIL or kind == TYPE_BOOL or kind == TYPE_INT:
+		return v
+	if kind == TYPE_REAL:
+		if is_nan(v):
+			return {"type": "float", "value": "nan"}
+		if is_inf(v):
+			return {"type": "float", "value": "inf" if v > 0 else "-inf"}
+		return v
+	if kind == TYPE_STRING:
+		if v.length() > MAX_STRING:
+			return {"type": "String", "truncated": true, "length": v.length(),
+				"head": v.substr(0, MAX_STRING)}
+		return v
+	if kind == TYPE_VECTOR2:
+		return {"type": "Vector2", "x": v.x, "y": v.y}
+	if kind == TYPE_VECTOR3:
+		return {"type": "Vector3", "x": v.x, "y": v.y, "z": v.z}
+	if kind == TYPE_RECT2:
+		return {"type": "Rect2", "x": v.position.x, "y": v.position.y, "w": v.size.x, "h": v.size.y}
+	if kind == TYPE_COLOR:
+		return {"type": "Color", "r": v.r, "g": v.g, "b": v.b, "a": v.a}
+	if kind == TYPE_TRANSFORM2D:
+		return {"type": "Transform2D", "x": [v.x.x, v.x.y], "y": [v.y.x, v.y.y],
+			"origin": [v.origin.x, v.origin.y]}
+	if kind == TYPE_BASIS:
+		return {"type": "Basis", "x": [v.x.x, v.x.y, v.x.z], "y": [v.y.x, v.y.y, v.y.z],
+			"z": [v.z.x, v.z.y, v.z.z]}
+	if kind == TYPE_TRANSFORM:
+		return {"type": "Transform", "basis": _encode(v.basis),
+			"origin": [v.origin.x, v.origin.y, v.origin.z]}
+	if kind == TYPE_QUAT:
+		return {"type": "Quat", "x": v.x, "y": v.y, "z": v.z, "w": v.w}
+	if kind == TYPE_NODE_PATH:
+		return {"type": "NodePath", "path": str(v)}
+	if kind == TYPE_OBJECT:
+		if v == null or not is_instance_valid(v):
+			return null
+		var out := {"type": "Object", "class": v.get_class()}
+		if v is Node and v.is_inside_tree():
+			out["path"] = str(v.get_path())
+		elif v is Resource and v.resource_path != "":
+			out["path"] = v.resource_path
+		return out
+	if kind == TYPE_DICTIONARY:
+		if depth >= MAX_DEPTH:
+			return {"type": "truncated", "remaining": v.size()}
+		var plain := true
+		for k in v:
+			if typeof(k) != TYPE_STRING or k == "type":
+				plain = false
+				break
+		var count := 0
+		if plain:
+			var out := {}
+			for k in v:
+				if count >= MAX_ITEMS:
+					out["…"] = {"type": "truncated", "remaining": v.size() - count}
+					break
+				out[k] = _encode(v[k], depth + 1)
+				count += 1
+			return out
+		var items := []
+		for k in v:
+			if count >= MAX_ITEMS:
+				items.append({"type": "truncated", "remaining": v.size() - count})
+				break
+			items.append([_encode(k, depth + 1), _encode(v[k], depth + 1)])
+			count += 1
+		return {"type": "Dictionary", "items": items}
+	if kind >= TYPE_ARRAY and kind <= TYPE_COLOR_ARRAY:
+		if depth >= MAX_DEPTH:
+			return [{"type": "truncated", "remaining": v.size()}]
+		var out := []
+		for i in range(v.size()):
+			if i >= MAX_ITEMS:
+				out.append({"type": "truncated", "remaining": v.size() - i})
+				break
+			out.append(_encode(v[i], depth + 1))
+		return out
+	return {"type": _type_name(v), "value": str(v)}
+
+
+func _num(v) -> float:
+	if typeof(v) != TYPE_REAL and typeof(v) != TYPE_INT:
+		_decode_error = "expected a number"
+		return 0.0
+	return float(v)
+
+
+func _vec2(a) -> Vector2:
+	if typeof(a) != TYPE_ARRAY or a.size() != 2:
+		_decode_error = "expected a list of 2 numbers"
+		return Vector2()
+	return Vector2(_num(a[0]), _num(a[1]))
+
+
+func _vec3(a) -> Vector3:
+	if typeof(a) != TYPE_ARRAY or a.size() != 3:
+		_decode_error = "expected a list of 3 numbers"
+		return Vector3()
+	return Vector3(_num(a[0]), _num(a[1]), _num(a[2]))
+
+
+func _decode(v, like = null):
+	var kind := typeof(v)
+	if kind == TYPE_REAL and typeof(like) == TYPE_INT and v == floor(v):
+		return int(v)  # JSON numbers arrive as floats
+	if kind == TYPE_ARRAY:
+		var out := []
+		for item in v:
+			out.append(_decode(item))
+		return out
+	if kind != TYPE_DICTIONARY:
+		return v
+	if not v.has("type"):
+		var plain := {}
+		for k in v:
+			plain[k] = _decode(v[k])
+		return plain
+	var t := str(v["type"])
+	if t == "Vector2" or t == "Vector2i":
+		return Vector2(_num(v.get("x")), _num(v.get("y")))
+	if t == "Vector3" or t == "Vector3i":
+		return Vector3(_num(v.get("x")), _num(v.get("y")), _num(v.get("z")))
+	if t == "Rect2":
+		return Rect2(_num(v.get("x")), _num(v.get("y")), _num(v.get("w")), _num(v.get("h")))
+	if t == "Color":
+		return Color(_num(v.get("r")), _num(v.get("g")), _num(v.get("b")), _num(v.get("a", 1.0)))
+	if t == "Transform2D":
+		return Transform2D(_vec2(v.get("x")), _vec2(v.get("y")), _vec2(v.get("origin")))
+	if t == "Basis":
+		return Basis(_vec3(v.get("x")), _vec3(v.get("y")), _vec3(v.get("z")))
+	if t == "Transform" or t == "Transform3D":
+		var basis = _decode(v.get("basis", {}))
+		if typeof(basis) != TYPE_BASIS:
+			_decode_error = "a Transform needs a Basis"
+			return null
+		return Transform(basis, _vec3(v.get("origin")))
+	if t == "Quat" or t == "Quaternion":
+		return Quat(_num(v.get("x")), _num(v.get("y")), _num(v.get("z")), _num(v.get("w")))
+	if t == "NodePath":
+		return NodePath(str(v.get("path", "")))
+	if t == "float":
+		var word := str(v.get("value", ""))
+		if word == "nan":
+			return NAN
+		if word == "inf":
+			return INF
+		if word == "-inf":
+			return -INF
+		_decode_error = "a float is nan, inf or -inf"
+		return null
+	if t == "Dictionary":
+		var out := {}
+		for pair in v.get("items", []):
+			if typeof(pair) != TYPE_ARRAY or pair.size() != 2:
+				_decode_error = "Dictionary items are [key, value] pairs"
+				return null
+			out[_decode(pair[0])] = _decode(pair[1])
+		return out
+	if t == "Object":
+		var where := str(v.get("path", ""))
+		if where.begins_with("res://"):
+			return load(where)
+		var found = root.get_node_or_null(NodePath(where))
+		if found == null:
+			_decode_error = "no object at %s" % where
+		return found
+	_decode_error = "unknown type %s" % t
+	return null
 
 
 func _begin_capture(id, name: String, cmd: Dictionary) -> void:

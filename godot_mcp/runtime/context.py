@@ -32,3 +32,4 @@ class Runtime:
     http: bool
     capacity: Capacity = field(default_factory=Capacity)
     private: tuple[PathPair, ...] = ()  # paths no text to a client may name (the state dir)
+    allow_writes: bool = False  # runtime.node.set/call over HTTP (--allow-runtime-writes)

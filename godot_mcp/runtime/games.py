@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,19 @@ _ERRORS: dict[type[GameError], type[GodotMcpError]] = {
     GameInvalid: InvalidArgument,
     GameNotFound: NotFound,
 }
+
+
+def _same(got: Any, want: Any) -> bool:
+    """JSON values equal, numbers to a millionth (floats cross the bridge as text)."""
+    if isinstance(got, int | float) and isinstance(want, int | float):
+        if isinstance(got, bool) or isinstance(want, bool):
+            return got is want
+        return abs(float(got) - float(want)) <= 1e-6 * max(1.0, abs(float(want)))
+    if isinstance(got, dict) and isinstance(want, dict):
+        return got.keys() == want.keys() and all(_same(got[k], want[k]) for k in got)
+    if isinstance(got, list) and isinstance(want, list):
+        return len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want, strict=True))
+    return bool(got == want)
 
 
 def as_typed(exc: GameError) -> GodotMcpError:
@@ -192,6 +206,75 @@ class GameService:
         except GameError as exc:
             raise as_typed(exc) from None
         return {k: v for k, v in reply.items() if k not in ("id", "ok")}
+
+    async def call_method(
+        self, caller: Caller, session_id: str, path: str, method: str, args: Sequence[Any]
+    ) -> Any:
+        """Call a node's method; a script error it raises (seen in the log) answers failed."""
+        game = self.get(caller, session_id).game
+        mark = game.log.next_seq
+        try:
+            reply = await game.command("call", path=path, method=method, args=list(args))
+        except GameError as exc:
+            raise as_typed(exc) from None
+        with anyio.move_on_after(0.3):  # its stderr line may trail the reply a little
+            while not game.log.has_new(mark, "error"):
+                await anyio.sleep(0.02)
+        page = game.log.read(mark, 1, "error")
+        if page.entries:
+            error = page.entries[0]
+            where = f" ({error.source[0]}:{error.source[1]})" if error.source else ""
+            raise Failed(f"{method} raised a script error: {error.text}{where}")
+        return reply.get("result")
+
+    async def wait(self, caller: Caller, session_id: str, until: dict[str, Any], timeout: float):
+        """Wait until a frame count, a node, a property value or a log line (bounded).
+
+        Polls the game once a frame; answers ``{frame, value?}``; on timeout raises Timeout
+        with the last value seen. Other calls on the session go on meanwhile.
+        """
+        game = self.get(caller, session_id).game
+        mark = game.log.next_seq
+        last: dict[str, Any] = {}
+
+        async def ask(cmd: str, **args: Any) -> dict[str, Any] | None:
+            try:
+                return await game.command(cmd, **args)
+            except GameNotFound:
+                return None
+            except GameError as exc:
+                raise as_typed(exc) from None
+
+        with anyio.move_on_after(timeout):
+            if "frames" in until:
+                reply = await ask(
+                    "input",
+                    events=[{"type": "wait", "frames": until["frames"]}],
+                    timeout=timeout + 1,
+                )
+                return {"frame": reply["frame"] if reply else None}
+            while True:
+                if "log" in until:
+                    page = game.log.read(mark, 1000, "print")
+                    hit = next((e for e in page.entries if until["log"] in e.text), None)
+                    if hit is not None:
+                        frame = (await ask("ping") or {}).get("frame")
+                        return {"frame": frame, "value": hit.text}
+                elif "property" in until:
+                    reply = await ask("get", path=until["node"], properties=[until["property"]])
+                    if reply is not None:
+                        last["value"] = reply["values"].get(until["property"])
+                        if _same(last["value"], until["equals"]):
+                            frame = (await ask("ping") or {}).get("frame")
+                            return {"frame": frame, "value": last["value"]}
+                else:
+                    reply = await ask("tree", root=until["node"], depth=0, max_nodes=1)
+                    if reply is not None:
+                        frame = (await ask("ping") or {}).get("frame")
+                        return {"frame": frame}
+                await anyio.sleep(1 / 60)
+        frame = (await ask("ping") or {}).get("frame")
+        raise Timeout(f"the condition was not met within {timeout:g} s", frame=frame, **last)
 
     async def read_log(
         self,

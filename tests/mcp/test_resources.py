@@ -32,6 +32,10 @@ SHIPPED = {
     "runtime.input.send",
     "runtime.scene.tree",
     "runtime.time.control",
+    "runtime.node.get",
+    "runtime.node.set",
+    "runtime.node.call",
+    "runtime.wait",
 }
 
 

@@ -24,8 +24,15 @@ READ_ONLY = {
     "artifacts.read",
     "runtime.log.read",
     "runtime.scene.tree",
+    "runtime.node.get",
+    "runtime.wait",
 }
-DESTRUCTIVE = {"project.reload", "runtime.session.stop", "project.export.cancel"}
+DESTRUCTIVE = {
+    "project.reload",
+    "runtime.session.stop",
+    "project.export.cancel",
+    "runtime.node.call",
+}
 
 
 async def test_names_on_the_wire_are_what_every_host_accepts(connect: Connect) -> None:

@@ -124,6 +124,22 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
             await call(
                 "runtime_input_send", {"session_id": sid, "events": [{"type": "wait", "frames": 1}]}
             )
+            scene = (await call("runtime_scene_tree", {"session_id": sid}))["current_scene"]
+            await call("runtime_node_get", {"session_id": sid, "path": scene})
+            position = {"type": "Vector2", "x": 1, "y": 2}
+            await call(
+                "runtime_node_set",
+                {"session_id": sid, "path": scene, "values": {"position": position}},
+            )
+            await call(
+                "runtime_node_call",
+                {"session_id": sid, "path": scene, "method": "get_child_count"},
+            )
+            await call("runtime_wait", {"session_id": sid, "until": {"frames": 2}})
+            await call(
+                "runtime_wait",
+                {"session_id": sid, "until": {"node": "/root/Nope"}, "timeout_seconds": 0.2},
+            )
             shot = (await call("runtime_screenshot_capture", {"session_id": sid}))["artifact"]
             await call("runtime_recording_capture", {"session_id": sid, "frames": 2, "fps": 10})
             await call("artifacts_read", {"uri": shot["uri"] + "?length=10"})

@@ -34,6 +34,28 @@ LAB_GD = """\
 extends Node2D
 
 var ticks := 0
+var speed := 2.5
+var label := "hi"
+var spot := Vector2(1, 2)
+var tint := Color(1, 0, 0, 1)
+var box := Rect2(1, 2, 3, 4)
+var xf := Transform2D(Vector2(1, 0), Vector2(0, 1), Vector2(3, 4))
+var turn := Basis()
+var xf3 := Transform()
+var rot := Quat(0, 0, 0, 1)
+var route := NodePath("Box/Inner")
+var items := [1, "two", Vector2(3, 4)]
+var table := {"a": 1, "b": [2, 3]}
+var odd := {1: "one", "type": "x"}
+var huge := 0.0
+var count := 3
+
+func add(a, b):
+	return a + b
+
+func boom():
+	var nothing = null
+	nothing.explode()
 
 func _process(_delta):
 \tticks += 1
@@ -205,4 +227,157 @@ async def test_the_scene_tree_is_listed_depth_first_bounded_and_never_cut_silent
             assert all(n["path"].count("/") <= 2 for n in shallow["nodes"])
             r = await c.call_tool("runtime_scene_tree", {"session_id": sid, "root": "/root/Nope"})
             assert r.structured_content["outcome"] == "not_found"
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_values_of_every_type_round_trip_and_methods_answer(touch):
+    if touch.transport == "http":  # writes need --allow-runtime-writes over HTTP
+        async with touch() as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            r = await c.call_tool(
+                "runtime_node_set",
+                {"session_id": sid, "path": "/root/Lab", "values": {"label": "x"}},
+            )
+            assert r.structured_content["outcome"] == "unavailable"
+            assert "runtime writes are disabled" in r.structured_content["message"]
+            profile = await ok(c, "server.profile")
+            assert profile["availability"]["runtime_node_call"].startswith("unavailable: ")
+            got = await ok(
+                c,
+                "runtime.node.get",
+                {"session_id": sid, "path": "/root/Lab", "properties": ["label"]},
+            )
+            assert got["values"] == {"label": "hi"}
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+        return
+    with anyio.fail_after(90):
+        async with touch() as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            got = await ok(c, "runtime.node.get", {"session_id": sid, "path": "/root/Lab"})
+            v = got["values"]
+            assert got["class"] == "Node2D" and got["truncated"] is False
+            assert v["speed"] == 2.5 and v["label"] == "hi" and v["count"] == 3
+            assert v["spot"] == {"type": "Vector2", "x": 1, "y": 2}
+            assert v["tint"] == {"type": "Color", "r": 1, "g": 0, "b": 0, "a": 1}
+            assert v["box"] == {"type": "Rect2", "x": 1, "y": 2, "w": 3, "h": 4}
+            assert v["xf"] == {"type": "Transform2D", "x": [1, 0], "y": [0, 1], "origin": [3, 4]}
+            assert v["turn"]["type"] == "Basis" and v["turn"]["x"] == [1, 0, 0]
+            assert v["xf3"]["type"] == "Transform" and v["xf3"]["basis"]["type"] == "Basis"
+            assert v["rot"] == {"type": "Quat", "x": 0, "y": 0, "z": 0, "w": 1}
+            assert v["route"] == {"type": "NodePath", "path": "Box/Inner"}
+            assert v["items"] == [1, "two", {"type": "Vector2", "x": 3, "y": 4}]
+            assert v["table"] == {"a": 1, "b": [2, 3]}
+            assert v["odd"]["type"] == "Dictionary" and [1, "one"] in v["odd"]["items"]
+            assert "position" in v  # the node's stored properties follow the script's
+            new = {
+                "speed": 7.25,
+                "label": "changed",
+                "count": 9,
+                "spot": {"type": "Vector2", "x": -5.5, "y": 6},
+                "tint": {"type": "Color", "r": 0, "g": 0.5, "b": 1, "a": 0.25},
+                "box": {"type": "Rect2", "x": 0, "y": 0, "w": 10, "h": 20},
+                "xf": {"type": "Transform2D", "x": [0, 1], "y": [-1, 0], "origin": [7, 8]},
+                "rot": {"type": "Quaternion", "x": 0, "y": 0, "z": 0, "w": 1},
+                "route": {"type": "NodePath", "path": "Field"},
+                "items": [{"type": "Vector3", "x": 1, "y": 2, "z": 3}],
+                "odd": {"type": "Dictionary", "items": [[2, "two"]]},
+                "huge": {"type": "float", "value": "inf"},
+                "xf3": {"type": "Transform3D", "basis": v["xf3"]["basis"], "origin": [1, 2, 3]},
+            }
+            back = (
+                await ok(
+                    c, "runtime.node.set", {"session_id": sid, "path": "/root/Lab", "values": new}
+                )
+            )["values"]
+            assert back["rot"] == {"type": "Quat", "x": 0, "y": 0, "z": 0, "w": 1}
+            assert back["xf3"]["origin"] == [1, 2, 3] and back["xf3"]["type"] == "Transform"
+            for name in (
+                "speed",
+                "label",
+                "count",
+                "spot",
+                "tint",
+                "box",
+                "xf",
+                "route",
+                "items",
+                "odd",
+                "huge",
+            ):
+                assert back[name] == new[name], (name, back[name])
+            for values, said in (
+                ({"nope": 1}, "unknown property nope"),
+                ({"spot": "not a vector"}, "wrong type for spot: expected Vector2"),
+                ({"spot": {"type": "Gizmo"}}, "unknown type Gizmo"),
+            ):
+                r = await c.call_tool(
+                    "runtime_node_set", {"session_id": sid, "path": "/root/Lab", "values": values}
+                )
+                assert r.structured_content["outcome"] == "invalid_argument"
+                assert said in r.structured_content["message"], r.structured_content
+            added = await ok(
+                c,
+                "runtime.node.call",
+                {"session_id": sid, "path": "/root/Lab", "method": "add", "args": [2, 3]},
+            )
+            assert added["result"] == 5
+            r = await c.call_tool(
+                "runtime_node_call", {"session_id": sid, "path": "/root/Lab", "method": "boom"}
+            )
+            body = r.structured_content
+            assert body["outcome"] == "failed" and "explode" in body["message"], body
+            assert "res://lab.gd:" in body["message"]
+            r = await c.call_tool(
+                "runtime_node_call", {"session_id": sid, "path": "/root/Lab", "method": "nope"}
+            )
+            assert r.structured_content["outcome"] == "invalid_argument"
+            r = await c.call_tool("runtime_node_get", {"session_id": sid, "path": "/root/Nope"})
+            assert r.structured_content["outcome"] == "not_found"
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_a_wait_never_delays_the_call_that_satisfies_it(touch):
+    with anyio.fail_after(90):
+        async with touch() as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            waited: dict = {}
+
+            async def wait_for_jump() -> None:
+                waited["log"] = await ok(
+                    c,
+                    "runtime.wait",
+                    {
+                        "session_id": sid,
+                        "until": {"log": "JUMP pressed=True"},
+                        "timeout_seconds": 20,
+                    },
+                )
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait_for_jump)
+                await anyio.sleep(0.3)
+                await ok(
+                    c,
+                    "runtime.input.send",
+                    {"session_id": sid, "events": [{"type": "action", "action": "jump"}]},
+                )
+            assert waited["log"]["value"] == "JUMP pressed=True"
+            frames = await ok(c, "runtime.wait", {"session_id": sid, "until": {"frames": 10}})
+            assert frames["frame"] > 0
+            node = await ok(
+                c, "runtime.wait", {"session_id": sid, "until": {"node": "/root/Lab/Box"}}
+            )
+            assert node["frame"] > 0
+            r = await c.call_tool(
+                "runtime_wait",
+                {
+                    "session_id": sid,
+                    "until": {"node": "/root/Lab", "property": "label", "equals": "never"},
+                    "timeout_seconds": 0.5,
+                },
+            )
+            body = r.structured_content
+            assert body["outcome"] == "timeout" and body["value"] == "hi", body
+            r = await c.call_tool("runtime_wait", {"session_id": sid, "until": {"bogus": 1}})
+            assert r.structured_content["outcome"] == "invalid_argument"
             await ok(c, "runtime.session.stop", {"session_id": sid})
