@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +27,25 @@ def shipped_tools() -> list[Tool]:
     from godot_mcp.edge import tools_core, tools_export, tools_runtime
 
     return [*tools_core.TOOLS, *tools_runtime.TOOLS, *tools_export.TOOLS]
+
+
+def bounded(result: types.CallToolResult, limit: int) -> types.CallToolResult:
+    """No answer carries more than ``limit`` bytes of JSON: a larger one becomes too_large.
+
+    Tools that list (log lines, nodes, values) answer fewer items first; this is the one
+    net under all of them, so nothing is ever cut silently.
+    """
+    body = result.structured_content
+    size = len(json.dumps(body, separators=(",", ":"))) if body is not None else 0
+    if size <= limit:
+        return result
+    return tool_result(
+        {
+            "outcome": "too_large",
+            "message": f"the answer would be {size} bytes of JSON, over max_output_bytes "
+            f"({limit}); ask for less",
+        }
+    )
 
 
 def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
@@ -60,7 +80,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
                 generation=state.generation,
                 args=args,
             )
-            return await tool.handler(call)
+            return bounded(await tool.handler(call), deps.limits.max_output_bytes)
         except GodotMcpError as exc:
             return refusal(exc, http=deps.http)
         except Exception:

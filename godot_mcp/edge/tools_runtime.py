@@ -478,8 +478,16 @@ async def node_get(call: ToolCall) -> types.CallToolResult:
     if a["properties"]:
         args["properties"] = a["properties"]
     reply = await call.deps.games.command(call.caller, a["session_id"], "get", **args)
-    fields = {"class": reply["class"], "values": reply["values"], "truncated": reply["truncated"]}
-    return ok(**fields)
+    values, truncated = dict(reply["values"]), bool(reply["truncated"])
+    budget = call.deps.limits.max_output_bytes - 2048
+    size = 0
+    for i, (name, value) in enumerate(list(values.items())):  # fewer values, never a cut one
+        size += len(json.dumps({name: value})) + 1
+        if size > budget:
+            values = dict(list(values.items())[:i])
+            truncated = True
+            break
+    return ok(**{"class": reply["class"], "values": values, "truncated": truncated})
 
 
 async def node_set(call: ToolCall) -> types.CallToolResult:

@@ -381,3 +381,26 @@ async def test_a_wait_never_delays_the_call_that_satisfies_it(touch):
             r = await c.call_tool("runtime_wait", {"session_id": sid, "until": {"bogus": 1}})
             assert r.structured_content["outcome"] == "invalid_argument"
             await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_no_answer_passes_max_output_bytes(touch_env, tmp_path):
+    import json
+
+    from tests.support.servers import stdio_client
+
+    limit = 3000
+    with anyio.fail_after(90):
+        async with stdio_client(
+            touch_env.project, tmp_path / "state", "--max-output-bytes", str(limit)
+        ) as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            got = await ok(c, "runtime.node.get", {"session_id": sid, "path": "/root/Lab"})
+            assert got["truncated"] is True and len(json.dumps(got)) <= limit
+            tree = await ok(c, "runtime.scene.tree", {"session_id": sid, "max_nodes": 5000})
+            assert len(json.dumps(tree)) <= limit
+            r = await c.call_tool(
+                "runtime_node_call", {"session_id": sid, "path": "/root/Lab", "method": "big"}
+            )
+            assert r.structured_content["outcome"] == "too_large", r.structured_content
+            assert len(json.dumps(r.structured_content)) <= limit
+            await ok(c, "runtime.session.stop", {"session_id": sid})
