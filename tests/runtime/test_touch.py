@@ -53,6 +53,9 @@ var count := 3
 func add(a, b):
 	return a + b
 
+func big():
+	return "x".repeat(9000)
+
 func boom():
 	var nothing = null
 	nothing.explode()
