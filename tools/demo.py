@@ -149,6 +149,7 @@ async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, s
             )
         )["artifact"]
         await download(client, rec, out / "recording.png")
+        await runtime_loop(client, session["id"], out)
         stopped = await call(client, "runtime.session.stop", {"session_id": session["id"]})
         say(f"  session stopped: exit code {stopped['exit_code']}")
 
@@ -160,6 +161,41 @@ async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, s
         listed = (await client.list_resources()).resources
         say(f"resources/list shows {len(listed)} artifact(s) for this client")
         return {a["name"]: a["sha256"] for a in packs}
+
+
+async def runtime_loop(client: Client, sid: str, out: Path) -> None:
+    """Hear, touch and inspect the game: its log, an action, a wait, its tree, a picture."""
+    log = await call(client, "runtime.log.read", {"session_id": sid})
+    texts = [line["text"] for line in log["lines"]]
+    say(
+        f"  log: {len(texts)} line(s) so far, the game said {texts[-1]!r}"
+        if texts
+        else "  log: empty"
+    )
+    sent = await call(
+        client,
+        "runtime.input.send",
+        {"session_id": sid, "events": [{"type": "action", "action": "flip"}]},
+    )
+    until = {"node": "/root/Main/Spinner", "property": "reversed", "equals": True}
+    reached = await call(client, "runtime.wait", {"session_id": sid, "until": until})
+    heard = await call(
+        client,
+        "runtime.log.read",
+        {"session_id": sid, "cursor": log["next_cursor"], "min_level": "print"},
+    )
+    said = [line["text"] for line in heard["lines"]]
+    say(
+        f"  pressed 'flip' (frame {sent['frame']}); the spinner reversed by frame "
+        f"{reached['frame']}; the game said {said[-1]!r}"
+        if said
+        else "  pressed 'flip'"
+    )
+    tree = await call(client, "runtime.scene.tree", {"session_id": sid, "root": "/root/Main"})
+    shown = ", ".join(f"{n['path']} ({n['class']})" for n in tree["nodes"])
+    say(f"  scene tree: {tree['total']} node(s): {shown}")
+    after = (await call(client, "runtime.screenshot.capture", {"session_id": sid}))["artifact"]
+    await download(client, after, out / "after-input.png")
 
 
 async def http_part(out: Path, state: Path, env: dict[str, str], stdio_packs: dict[str, str]):

@@ -1,11 +1,23 @@
 extends Node2D
 # Draws rotating polygons and a bouncing circle so that every frame differs.
+# The "flip" action reverses the spin (the demo presses it through runtime.input.send).
 
 var t := 0.0
+var reversed := false
+
+
+func _ready() -> void:
+	print("spinner ready")
+
+
+func _unhandled_input(event: InputEvent) -> void:
+	if event.is_action_pressed("flip"):
+		reversed = not reversed
+		print("flipped: reversed=%s" % reversed)
 
 
 func _process(delta: float) -> void:
-	t += delta
+	t += -delta if reversed else delta
 	update()
 
 
