@@ -66,10 +66,14 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-http-sessions-per-principal", metavar="N")
 
 
-def _positive_int(name: str, raw: str) -> int:
+_MAX_SECONDS = 10 * 365 * 24 * 3600  # ten years: later than any retention or idle time
+_MAX_COUNT = 1 << 53
+
+
+def _positive_int(name: str, raw: str, high: int = _MAX_COUNT) -> int:
     text = raw.strip()
-    if not text.isdigit() or int(text) < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {raw!r}")
+    if not (text.isascii() and text.isdigit()) or len(text) > 20 or not 1 <= int(text) <= high:
+        raise ConfigError(f"{name} must be an integer from 1 to {high}, got {raw[:40]!r}")
     return int(text)
 
 
@@ -130,7 +134,8 @@ def _integers(
         source = "--" + attr.replace("_", "-")
         if raw is None and env.get(var):
             raw, source = env[var], var
-        values[attr] = default if raw is None else _positive_int(source, raw)
+        high = _MAX_SECONDS if attr.endswith("seconds") else _MAX_COUNT
+        values[attr] = default if raw is None else _positive_int(source, raw, high)
     return values
 
 
@@ -173,9 +178,9 @@ def check_project(raw: str) -> Path:
     """The project root, which must be a directory holding ``project.godot``."""
     path = Path(raw).expanduser()
     if not path.is_dir():
-        raise ConfigError(f"project directory does not exist: {raw}")
+        raise ConfigError(f"project directory does not exist: {raw!r}")
     if not (path / "project.godot").is_file():
-        raise ConfigError(f"not a Godot project (no project.godot): {raw}")
+        raise ConfigError(f"not a Godot project (no project.godot): {raw!r}")
     return path.resolve()
 
 

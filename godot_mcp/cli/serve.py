@@ -55,7 +55,7 @@ def _token_count(state_dir: Path) -> int:
 
 
 def _port(raw: str) -> int:
-    if not raw.isdigit() or int(raw) > 65535:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 5 or int(raw) > 65535:
         raise ConfigError(f"--port must be 0-65535, got {raw!r}")
     return int(raw)
 

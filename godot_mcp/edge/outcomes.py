@@ -14,6 +14,7 @@ from mcp import MCPError, types
 
 from godot_mcp.errors import GodotMcpError, OutOfRange
 
+MAX_MESSAGE = 2000
 TOOL_OUTCOMES = (
     "ok",
     "invalid_argument",
@@ -67,7 +68,9 @@ def refusal(exc: GodotMcpError, *, http: bool, **fields: Any) -> types.CallToolR
     its own) is ``invalid_argument`` with ``reason = out_of_range``.
     """
     outcome = exc.outcome
-    message = " ".join(exc.message.split("\n"))
+    message = " ".join(exc.message.splitlines())
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 1] + "…"
     detail: dict[str, Any] = {}
     if outcome in ("permission_denied", "out_of_range") and http:
         outcome, message = "not_found", "artifact not found"

@@ -35,8 +35,11 @@ def bounded(result: types.CallToolResult, limit: int) -> types.CallToolResult:
     Tools that list (log lines, nodes, values) answer fewer items first; this is the one
     net under all of them, so nothing is ever cut silently.
     """
-    body = result.structured_content
-    size = len(json.dumps(body, separators=(",", ":"))) if body is not None else 0
+    mirror = result.content[0] if result.content else None  # the JSON text of the answer
+    if isinstance(mirror, types.TextContent):
+        size = len(mirror.text)
+    else:
+        size = len(json.dumps(result.structured_content, separators=(",", ":")))
     if size <= limit:
         return result
     return tool_result(
@@ -82,7 +85,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
             )
             return bounded(await tool.handler(call), deps.limits.max_output_bytes)
         except GodotMcpError as exc:
-            return refusal(exc, http=deps.http)
+            return bounded(refusal(exc, http=deps.http), deps.limits.max_output_bytes)
         except Exception:
             log.exception("tool %s failed", params.name[:100])
             return tool_result({"outcome": "failed", "message": "internal error"})

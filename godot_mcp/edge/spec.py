@@ -179,7 +179,8 @@ class Tool:
         given = dict(raw or {})
         unknown = sorted(set(given) - {a.name for a in self.args})
         if unknown:
-            raise InvalidArgument(f"unknown argument(s): {', '.join(unknown)}")
+            names = ", ".join(repr(n[:40]) for n in unknown[:10])
+            raise InvalidArgument(f"unknown argument(s): {names}")
         return {a.name: a.parse(given) for a in self.args}
 
     def input_schema(self) -> dict[str, Any]:
@@ -206,10 +207,10 @@ class Tool:
 
     def description(self, style: NameStyle) -> str:
         """What the tool does and costs, then one line per argument."""
-        text = _TOOL_REF.sub(lambda m: wire_name(m.group(1), style), self.summary)
+        text = self.summary
         if self.args:
             text += "\nArguments:\n" + "\n".join(f"- {a.summary()}" for a in self.args)
-        return text
+        return _TOOL_REF.sub(lambda m: wire_name(m.group(1), style), text)
 
     def declaration(self, style: NameStyle) -> types.Tool:
         """The MCP declaration of this tool, named in ``style``."""

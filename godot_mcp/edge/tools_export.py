@@ -53,9 +53,13 @@ class Progress:
         self.call = call
         self.last = 0.0
 
-    async def running(self, done: int, estimate: int) -> None:
+    async def running(self, done: int, estimate: int, state: str) -> None:
         self.last = max(float(done), self.last + 1.0)
-        await self.call.progress(self.last, None, f"{done} bytes written of about {estimate}")
+        if state == "verifying":
+            message = f"{done} bytes written; checking the outputs"
+        else:
+            message = f"{done} bytes written of about {estimate}"
+        await self.call.progress(self.last, None, message)
 
     async def ended(self, state: str) -> None:
         self.last += 1.0
@@ -73,8 +77,8 @@ async def export_status(call: ToolCall) -> types.CallToolResult:
         progress = Progress(call)
         deadline = time.monotonic() + wait
         while not service.settled(export_id) and (left := deadline - time.monotonic()) > 0:
-            done, estimate = service.progress(export_id) or (0, 0)
-            await progress.running(done, estimate)
+            done, estimate, state = service.progress(export_id) or (0, 0, "running")
+            await progress.running(done, estimate, state)
             await service.wait_settled(export_id, min(PROGRESS_EVERY_S, left))
         view = service.view(call.caller, export_id)
         if view.state != "running":

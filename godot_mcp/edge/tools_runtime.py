@@ -334,12 +334,13 @@ async def scene_tree(call: ToolCall) -> types.CallToolResult:
     )
     nodes = reply["nodes"]
     budget = call.deps.limits.max_output_bytes - 2048
-    size = 0
-    for i, node in enumerate(nodes):  # never more JSON than max_output_bytes: fewer nodes
-        size += len(json.dumps(node)) + 1
-        if size > budget:
-            nodes = nodes[:i]
-            break
+    if len(json.dumps(nodes, separators=(",", ":"))) > budget:  # fewer nodes, never a cut one
+        size = 0
+        for i, node in enumerate(nodes):
+            size += len(json.dumps(node, separators=(",", ":"))) + 1
+            if size > budget:
+                nodes = nodes[:i]
+                break
     return ok(
         nodes=nodes,
         total=reply["total"],

@@ -268,6 +268,8 @@ func _cmd_input(id, cmd: Dictionary) -> void:
 		queue.append(ev)
 	_inputs.append({"id": id, "queue": queue, "wait": 0, "applied": 0, "total": events.size(),
 		"last_mouse": Vector2()})
+	if _inputs.size() == 1:
+		_advance_inputs()  # the first event goes in this frame
 
 
 func _advance_inputs() -> void:
@@ -299,6 +301,11 @@ func _advance_inputs() -> void:
 			release["_release"] = true
 			job["queue"].push_front(release)
 			job["queue"].push_front({"type": "wait", "frames": 1, "_release": true})
+		if job["queue"].empty():  # the last event is in: answer now, not a frame later
+			_inputs.pop_front()
+			_send({"id": job["id"], "ok": true, "applied": job["applied"],
+				"frame": Engine.get_idle_frames()})
+			continue
 		return
 
 

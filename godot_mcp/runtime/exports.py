@@ -181,6 +181,12 @@ class ExportService:
             raise Failed("the export could not be started") from None
         self.jobs[export_id] = job
         self._done.setdefault(export_id, anyio.Event())
+        if caller.session_id is not None and caller.session_id in self._ended:
+            # The session ended while the project was being copied: nobody can use it.
+            assert self._tg is not None
+            self._tg.start_soon(self._watch, job, caller, generation)
+            await job.cancel()
+            raise Unavailable("the MCP session ended")
         assert self._tg is not None
         self._tg.start_soon(self._watch, job, caller, generation)
         return export_id
@@ -320,9 +326,13 @@ class ExportService:
         """How many of this server's exports are running (starting ones included)."""
         return sum(1 for j in self.jobs.values() if j.state in (RUNNING, VERIFYING, "pending"))
 
-    def progress(self, export_id: str) -> tuple[int, int] | None:
+    def progress(self, export_id: str) -> tuple[int, int, str] | None:
+        """Bytes written so far, the estimate, and the job's state (running or verifying)."""
         job = self.jobs.get(export_id)
-        return job.progress() if job is not None and job.state == RUNNING else None
+        if job is None or job.state not in (RUNNING, VERIFYING):
+            return None
+        done, estimate = job.progress()
+        return done, estimate, job.state
 
     def settled(self, export_id: str) -> bool:
         """True once the export has left ``running``."""

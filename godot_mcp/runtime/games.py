@@ -97,6 +97,7 @@ class GameService:
         private = rt.private or tuple(private_roots(rt.store.layout.state_dir))
         self.runner = GameRunner(rt.godot, self.scratch, private)
         self.sessions: dict[str, Managed] = {}
+        self._ended: set[str] = set()  # HTTP sessions that ended (a start in flight checks)
         self._starting = 0
 
     def availability(self, mode: str = "windowed") -> str:
@@ -123,6 +124,9 @@ class GameService:
             raise as_typed(exc) from None
         finally:
             self._starting -= 1
+        if caller.session_id is not None and caller.session_id in self._ended:
+            await game.stop(0)  # the session ended while the game was starting
+            raise Unavailable("the MCP session ended")
         managed = Managed(new_id(), game, caller)
         self.sessions[managed.id] = managed
         return managed
@@ -321,6 +325,7 @@ class GameService:
 
     async def session_ended(self, session_id: str) -> None:
         """Kill and reap the games of an ended HTTP session (nobody can use them any more)."""
+        self._ended.add(session_id)
         ended = [m for m in self.sessions.values() if m.owner.session_id == session_id]
         for managed in ended:
             self.sessions.pop(managed.id, None)

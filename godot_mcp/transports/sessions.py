@@ -50,6 +50,7 @@ class SessionRegistry:
         self.clock = clock
         self.sessions: dict[str, _Session] = {}
         self._opening: dict[str, int] = {}
+        self._gone: set[str] = set()  # ended, maybe before their opening request settled
 
     def count(self, principal: str) -> int:
         """Sessions of ``principal`` that are open or being opened."""
@@ -70,7 +71,7 @@ class SessionRegistry:
             self._opening[principal] = left
         else:
             self._opening.pop(principal, None)
-        if session_id:
+        if session_id and session_id not in self._gone:
             self.sessions[session_id] = _Session(principal, self.clock())
 
     def begin(self, session_id: str) -> None:
@@ -90,6 +91,9 @@ class SessionRegistry:
     def ended(self, session_id: str) -> None:
         """The session ended (DELETE, idle, shutdown): forget it."""
         self.sessions.pop(session_id, None)
+        if len(self._gone) >= 10_000:
+            self._gone.clear()
+        self._gone.add(session_id)
 
     def idle(self) -> list[str]:
         """Sessions with no POST in flight and none for ``idle_seconds``."""
@@ -120,11 +124,26 @@ class SessionGate:
             (v.decode("latin-1") for k, v in scope["headers"] if k == _SESSION_HEADER), None
         )
         if session_id is not None:
-            self.registry.begin(session_id)
+            began = False
+
+            async def counted() -> Any:
+                # In flight from when its body is whole: a body that never ends is no activity.
+                nonlocal began
+                message = await receive()
+                if (
+                    not began
+                    and message.get("type") == "http.request"
+                    and not message.get("more_body")
+                ):
+                    began = True
+                    self.registry.begin(session_id)
+                return message
+
             try:
-                return await self.app(scope, receive, send)
+                return await self.app(scope, counted, send)
             finally:
-                self.registry.end(session_id)
+                if began:
+                    self.registry.end(session_id)
         principal = user.access_token.client_id
         if not self.registry.reserve(principal):
             return await _too_many(send, self.registry.max_per_principal)

@@ -50,6 +50,13 @@ admin = run_admin
         (["serve", "--project", "{project}", "--transport", "http", "--port", "99999"], "--port"),
         (["serve", "--project", "{project}", "--transport", "carrier-pigeon"], "invalid choice"),
         (["serve"], "--project"),
+        (["serve", "--project", "{project}", "--max-exports", "\u00b2"], "--max-exports"),
+        (
+            ["serve", "--project", "{project}", "--retention-seconds", "1" + "0" * 400],
+            "--retention",
+        ),
+        (["serve", "--project", "{project}", "--tool-names", "shouty"], "--tool-names"),
+        (["serve", "--project", "{project}", "--transport", "http", "--port", "\u0660"], "--port"),
     ],
 )
 def test_bad_setups_fail_with_one_line_and_status_2_creating_nothing(tmp_path, args, needle):

@@ -40,3 +40,46 @@ async def test_a_principal_past_its_session_limit_gets_429_with_a_reason(tmp_pat
                 assert (await again.initialize()).status_code == 200
     finally:
         server.stop()
+
+
+def test_a_session_ended_before_its_opening_request_settled_holds_no_slot() -> None:
+    from godot_mcp.transports.sessions import SessionRegistry
+
+    registry = SessionRegistry(max_per_principal=1, idle_seconds=60)
+    assert registry.reserve("alice")
+    registry.ended("s1")  # DELETE raced the initialize's reply
+    registry.settle("alice", "s1")
+    assert registry.count("alice") == 0 and registry.reserve("alice")
+
+
+async def test_a_post_whose_body_never_ends_is_not_activity() -> None:
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    from godot_mcp.transports.sessions import SessionGate, SessionRegistry
+
+    registry = SessionRegistry(max_per_principal=4, idle_seconds=60)
+    registry.reserve("alice")
+    registry.settle("alice", "s1")
+    seen: list[int] = []
+
+    async def app(scope, receive, send) -> None:
+        await receive()  # one chunk of a body that never ends
+        seen.append(registry.sessions["s1"].in_flight)
+        await receive()
+
+    async def receive() -> dict:
+        if seen:
+            await anyio.sleep(30)
+        return {"type": "http.request", "body": b"{", "more_body": True}
+
+    user = AuthenticatedUser(AccessToken(token="t", client_id="alice", scopes=[]))
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "user": user,
+        "headers": [(b"mcp-session-id", b"s1")],
+    }
+    with anyio.move_on_after(0.5):
+        await SessionGate(app, registry)(scope, receive, None)
+    assert seen == [0] and registry.sessions["s1"].in_flight == 0

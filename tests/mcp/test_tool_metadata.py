@@ -113,3 +113,15 @@ async def test_declared_ranges_are_the_ones_enforced(connect: Connect) -> None:
                 assert said in body["message"], (name, body)
                 # The refusal validates against the tool's own outputSchema.
                 Draft202012Validator(listed[name].output_schema).validate(body)
+
+
+async def test_a_refusal_never_echoes_more_than_max_output_bytes(tmp_path) -> None:
+    import json
+
+    project = make_project(tmp_path / "p")
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "s", "--max-output-bytes", "4096") as c:
+            r = await c.call_tool("server_profile", {"x" * 3_000_000 + "\r\nSECOND": 1})
+            body = r.structured_content
+            assert body["outcome"] == "invalid_argument", body
+            assert len(json.dumps(body)) <= 4096 and "\n" not in body["message"]

@@ -1,0 +1,155 @@
+"""Runtime-loop latency: each tool against the bridge's own round trip, measured in one run.
+
+    python tools/bench_runtime.py [--rounds 30]
+
+A headless game of a generated project whose scene holds 1,000 nodes, driven through an
+in-process MCP client. Floors, taken on the same game in the same run: the bridge's raw
+round trip (a no-op ``ping``), and that round trip plus the bridge's own walk of the tree
+(a ``tree`` command straight to the bridge). Goals: ``runtime.node.get``,
+``runtime.input.send`` and ``runtime.log.read`` <= 1.5x the round trip;
+``runtime.scene.tree`` of the 1,000-node scene <= 2x its floor. Exits 1 when a goal is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from godot_mcp.app import open_app  # noqa: E402
+from godot_mcp.config import Settings  # noqa: E402
+from godot_mcp.store.values import Limits  # noqa: E402
+
+NODES = 1000
+PROJECT = """config_version=4
+
+[application]
+
+config/name="bench"
+run/main_scene="res://many.tscn"
+
+[input]
+
+poke={
+"deadzone": 0.5,
+"events": [  ]
+}
+"""
+SCRIPT = 'extends Node2D\n\nvar value := 1\n\nfunc _ready():\n\tprint("ready")\n'
+
+
+def make_project(root: Path) -> Path:
+    root.mkdir()
+    (root / "project.godot").write_text(PROJECT)
+    (root / "many.gd").write_text(SCRIPT)
+    lines = [
+        "[gd_scene load_steps=2 format=2]",
+        "",
+        '[ext_resource path="res://many.gd" type="Script" id=1]',
+        "",
+        '[node name="Many" type="Node2D"]',
+        "script = ExtResource( 1 )",
+    ]
+    for i in range(NODES - 1):  # ten groups of children, so the tree has some depth
+        parent = "." if i % 100 == 0 else f"G{i // 100 * 100}"
+        lines += [
+            "",
+            f'[node name="{"G" if i % 100 == 0 else "N"}{i}" type="Node2D" parent="{parent}"]',
+        ]
+    (root / "many.tscn").write_text("\n".join(lines) + "\n")
+    return root
+
+
+async def timed(rounds: int, fn: Callable[[], Awaitable[Any]]) -> float:
+    """Median seconds of ``fn`` over ``rounds`` calls, after two warm-up calls."""
+    samples = []
+    for i in range(rounds + 2):
+        t = time.perf_counter()
+        await fn()
+        if i >= 2:
+            samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=30)
+    args = ap.parse_args()
+    n = args.rounds
+    with tempfile.TemporaryDirectory() as tmp:
+        project = make_project(Path(tmp) / "bench")
+        settings = Settings(Path(tmp) / "state", None, None, Limits())
+        async with open_app(settings, project, "stdio") as app, Client(app.server) as c:
+            started = await c.call_tool("runtime_session_start", {"mode": "headless"})
+            sid = started.structured_content["session"]["id"]
+            game = app.deps.games.sessions[sid].game
+
+            async def tool(name: str, arguments: dict[str, Any]) -> None:
+                r = await c.call_tool(name, {"session_id": sid, **arguments})
+                assert r.structured_content["outcome"] == "ok", r.structured_content
+
+            ping = await timed(n, lambda: game.command("ping"))
+            walk = await timed(
+                n, lambda: game.command("tree", root="/root", depth=64, max_nodes=NODES + 10)
+            )
+            rows = [
+                (
+                    "runtime.node.get",
+                    ping,
+                    1.5,
+                    lambda: tool(
+                        "runtime_node_get", {"path": "/root/Many", "properties": ["value"]}
+                    ),
+                ),
+                (
+                    "runtime.input.send",
+                    ping,
+                    1.5,
+                    lambda: tool(
+                        "runtime_input_send",
+                        {"events": [{"type": "action", "action": "poke", "pressed": True}]},
+                    ),
+                ),
+                (
+                    "runtime.log.read",
+                    ping,
+                    1.5,
+                    lambda: tool("runtime_log_read", {"max_lines": 50}),
+                ),
+                (
+                    "runtime.scene.tree",
+                    walk,
+                    2.0,
+                    lambda: tool("runtime_scene_tree", {"depth": 64, "max_nodes": NODES + 10}),
+                ),
+            ]
+            print(
+                f"floors: bridge round trip {ping * 1e3:.2f} ms; round trip + walk of "
+                f"{NODES} nodes {walk * 1e3:.2f} ms"
+            )
+            print(f"{'tool':<22}{'median':>10}{'floor':>10}{'ratio':>8}  goal")
+            missed = 0
+            for name, floor, goal, fn in rows:
+                wall = await timed(n, fn)
+                ratio = wall / floor
+                missed += ratio > goal
+                print(
+                    f"{name:<22}{wall * 1e3:>8.2f}ms{floor * 1e3:>8.2f}ms{ratio:>8.2f}  <= {goal}"
+                )
+            await c.call_tool("runtime_session_stop", {"session_id": sid})
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main))
