@@ -39,6 +39,15 @@ class GodotInstall:
         return major_of(self.headless_version)
 
     @property
+    def windowed_flags(self) -> list[str]:
+        """Flags a windowed game needs: Godot 4.0–4.3 without a GPU must be told to use
+        OpenGL (Vulkan fails under Xvfb; 4.4 falls back by itself)."""
+        numbers = [int(n) for n in re.findall(r"\d+", self.version or "")[:2]]
+        if len(numbers) == 2 and numbers[0] == 4 and numbers[1] < 4:
+            return ["--rendering-driver", "opengl3"]
+        return []
+
+    @property
     def headless_needs_flag(self) -> bool:
         """Godot 4 runs headless as the ordinary binary with ``--headless``."""
         return (self.headless_major or 0) >= 4

@@ -412,7 +412,7 @@ class GameRunner:
         inst = self.install
         if mode == "windowed":
             availability, binary, major = windowed_availability(inst), inst.binary, inst.major
-            flags: list[str] = []
+            flags: list[str] = inst.windowed_flags
         else:
             availability, binary, major = (
                 headless_availability(inst),
