@@ -300,7 +300,6 @@ func _advance_inputs() -> void:
 			release["pressed"] = false
 			release["_release"] = true
 			job["queue"].push_front(release)
-			job["queue"].push_front({"type": "wait", "frames": 1, "_release": true})
 		if job["queue"].empty():  # the last event is in: answer now, not a frame later
 			_inputs.pop_front()
 			_send({"id": job["id"], "ok": true, "applied": job["applied"],

@@ -1,35 +1,122 @@
 extends SceneTree
-# godot-mcp bridge for Godot 4.x: the same protocol as bridge3.gd, written against the Godot 4 API
-# (change_scene_to_file, RenderingServer.frame_post_draw, Viewport.get_texture().get_image() with
-# no flip, DisplayServer "headless", Engine.max_fps, StreamPeerTCP.poll, OS.get_cmdline_user_args).
-# NOT TESTED: no Godot 4 can be installed on the machine this was written on; bridge3.gd is the
-# version exercised by the test suite. Keep the two in step.
-# Run as `--script /abs/bridge4.gd -- --mcp-port=N [--mcp-scene=res://x.tscn]`; the secret comes
-# from the GODOT_MCP_SECRET environment variable.
+# godot-mcp bridge for Godot 4.x: the same JSON-lines protocol as bridge3.gd, written against the
+# Godot 4 API. Run as `--script /abs/bridge4.gd -- --mcp-port=N [--mcp-scene=res://x.tscn]`; the
+# secret comes from the GODOT_MCP_SECRET environment variable.
+# Replies: {"id": n, "ok": true, ...} or {"id": n, "ok": false, "error": outcome, "message": text}.
+# NOT RUN HERE: no Godot 4 can be installed on the machine this was written on. It is parsed by
+# gdtoolkit in the test suite (tests/godot/test_bridge4.py), which also checks that it handles every
+# command bridge3.gd handles, and every engine API it uses was checked against Godot 4's class
+# reference (docs/godot.md, "Godot 4 API used by bridge4.gd, checked").
+#
+# The bridge runs under the host project's GDScript warning settings, and a project may set any of
+# them to Error. So everything here is typed explicitly (no `:=`, no untyped `for` iterator: loops
+# are `while` loops over a typed index, since typed `for x: T` needs 4.2), no method is called on a
+# Variant, no Variant is passed to a typed parameter (numbers and flags from JSON go through
+# _as_int/_as_float/_as_bool), no Variant is cast with `as`, and no return value is dropped.
 
-const CONNECT_TIMEOUT_MS := 10000
-const SECRET_ENV := "GODOT_MCP_SECRET"
+const CONNECT_TIMEOUT_MS: int = 10000
+const SECRET_ENV: String = "GODOT_MCP_SECRET"
+# Bounds of the value encoding (interface §7).
+const MAX_DEPTH: int = 8
+const MAX_ITEMS: int = 1000
+const MAX_STRING: int = 10000
+const MAX_DEFAULT_PROPERTIES: int = 100
+const _BUTTONS: Dictionary = {
+	"left": MOUSE_BUTTON_LEFT,
+	"right": MOUSE_BUTTON_RIGHT,
+	"middle": MOUSE_BUTTON_MIDDLE,
+	"wheel_up": MOUSE_BUTTON_WHEEL_UP,
+	"wheel_down": MOUSE_BUTTON_WHEEL_DOWN,
+}
+const _EVENT_KINDS: Array = ["action", "key", "mouse_button", "mouse_motion", "text", "wait"]
+# Type names as Godot 4 spells them (not every 4.x has a global function for this).
+const _TYPE_NAMES: Dictionary = {
+	TYPE_NIL: "null", TYPE_BOOL: "bool", TYPE_INT: "int", TYPE_FLOAT: "float",
+	TYPE_STRING: "String", TYPE_VECTOR2: "Vector2", TYPE_VECTOR2I: "Vector2i",
+	TYPE_RECT2: "Rect2", TYPE_RECT2I: "Rect2i", TYPE_VECTOR3: "Vector3", TYPE_VECTOR3I: "Vector3i",
+	TYPE_TRANSFORM2D: "Transform2D", TYPE_VECTOR4: "Vector4", TYPE_VECTOR4I: "Vector4i",
+	TYPE_PLANE: "Plane", TYPE_QUATERNION: "Quaternion", TYPE_AABB: "AABB", TYPE_BASIS: "Basis",
+	TYPE_TRANSFORM3D: "Transform3D", TYPE_PROJECTION: "Projection", TYPE_COLOR: "Color",
+	TYPE_STRING_NAME: "StringName", TYPE_NODE_PATH: "NodePath", TYPE_RID: "RID",
+	TYPE_OBJECT: "Object", TYPE_CALLABLE: "Callable", TYPE_SIGNAL: "Signal",
+	TYPE_DICTIONARY: "Dictionary", TYPE_ARRAY: "Array",
+	TYPE_PACKED_BYTE_ARRAY: "PackedByteArray", TYPE_PACKED_INT32_ARRAY: "PackedInt32Array",
+	TYPE_PACKED_INT64_ARRAY: "PackedInt64Array", TYPE_PACKED_FLOAT32_ARRAY: "PackedFloat32Array",
+	TYPE_PACKED_FLOAT64_ARRAY: "PackedFloat64Array", TYPE_PACKED_STRING_ARRAY: "PackedStringArray",
+	TYPE_PACKED_VECTOR2_ARRAY: "PackedVector2Array", TYPE_PACKED_VECTOR3_ARRAY: "PackedVector3Array",
+	TYPE_PACKED_COLOR_ARRAY: "PackedColorArray",
+}
+# The element type of each packed array (PackedVector4Array, 4.3+, is left out: naming its
+# constant would not compile on 4.0-4.2).
+const _PACKED_ELEMENT: Dictionary = {
+	TYPE_PACKED_BYTE_ARRAY: TYPE_INT,
+	TYPE_PACKED_INT32_ARRAY: TYPE_INT,
+	TYPE_PACKED_INT64_ARRAY: TYPE_INT,
+	TYPE_PACKED_FLOAT32_ARRAY: TYPE_FLOAT,
+	TYPE_PACKED_FLOAT64_ARRAY: TYPE_FLOAT,
+	TYPE_PACKED_STRING_ARRAY: TYPE_STRING,
+	TYPE_PACKED_VECTOR2_ARRAY: TYPE_VECTOR2,
+	TYPE_PACKED_VECTOR3_ARRAY: TYPE_VECTOR3,
+	TYPE_PACKED_COLOR_ARRAY: TYPE_COLOR,
+}
 
-var _peer := StreamPeerTCP.new()
-var _port := 0
-var _scene := ""
-var _phase := "connecting"  # connecting, loading, serving, closing
-var _started_ms := 0
-var _inbox := PackedByteArray()
-var _headless := false
-var _load_error := ""
-var _load_frames := 0
-var _job := {}
+
+# One capture job at a time: screenshot or record.
+class CaptureJob:
+	var id: Variant = null
+	var paths: Array = []
+	var interval_us: int = 0
+	var next_us: int = 0
+	var frames: Array = []
+	var start_us: int = 0
+
+
+# One input command: its events, applied in order, one event (or one frame of waiting) a frame.
+class InputJob:
+	var id: Variant = null
+	var queue: Array = []
+	var wait: int = 0
+	var applied: int = 0
+	var last_mouse: Vector2 = Vector2()
+
+
+var _peer: StreamPeerTCP = StreamPeerTCP.new()
+var _port: int = 0
+var _scene: String = ""
+var _phase: String = "connecting"  # connecting, loading, serving, closing
+var _started_ms: int = 0
+var _inbox: PackedByteArray = PackedByteArray()
+var _headless: bool = false
+# Headless Godot before 4.4 drops the events Input dispatches (DisplayServerHeadless has no input
+# callback until godotengine/godot#92806): there they are also pushed to the root viewport.
+var _push_to_viewport: bool = false
+var _load_error: String = ""
+var _load_frames: int = 0
+var _job: CaptureJob = null
+# Stepping: frames left to run before pausing again, and the command to answer then.
+var _stepping: bool = false
+var _step_left: int = 0
+var _step_id: Variant = null
+var _inputs: Array = []
+var _decode_error: String = ""
 
 
 func _initialize() -> void:
 	Engine.max_fps = 60
 	_headless = DisplayServer.get_name() == "headless"
-	for arg in OS.get_cmdline_user_args():
+	var info: Dictionary = Engine.get_version_info()
+	var major: int = _as_int(info.get("major", 4), 4)
+	var minor: int = _as_int(info.get("minor", 0), 0)
+	_push_to_viewport = _headless and major == 4 and minor < 4
+	var args: PackedStringArray = OS.get_cmdline_user_args()
+	var i: int = 0
+	while i < args.size():
+		var arg: String = args[i]
 		if arg.begins_with("--mcp-port="):
-			_port = int(arg.substr(11))
+			_port = arg.substr(11).to_int()
 		elif arg.begins_with("--mcp-scene="):
 			_scene = arg.substr(12)
+		i += 1
 	if _port <= 0:
 		printerr("godot-mcp bridge: missing --mcp-port")
 		quit(2)
@@ -37,14 +124,20 @@ func _initialize() -> void:
 	if _scene == "":
 		_scene = str(ProjectSettings.get_setting("application/run/main_scene", ""))
 	_started_ms = Time.get_ticks_msec()
-	_peer.connect_to_host("127.0.0.1", _port)
+	var err: int = _peer.connect_to_host("127.0.0.1", _port)
+	if err != OK:
+		printerr("godot-mcp bridge: could not connect to the server (error %d)" % err)
+		_phase = "closing"
+		quit(3)
 
 
+# MainLoop._process: called once a frame, before the scene tree processes its nodes (the role of
+# Godot 3's SceneTree._idle in bridge3.gd).
 func _process(_delta: float) -> bool:
 	if _phase == "closing":
 		return false
-	_peer.poll()
-	var status := _peer.get_status()
+	var _poll_error: int = _peer.poll()
+	var status: int = _peer.get_status()
 	if _phase == "connecting":
 		if status == StreamPeerTCP.STATUS_CONNECTED:
 			_send({
@@ -55,7 +148,8 @@ func _process(_delta: float) -> bool:
 				"headless": _headless,
 			})
 			_start_loading()
-		elif status == StreamPeerTCP.STATUS_ERROR or Time.get_ticks_msec() - _started_ms > CONNECT_TIMEOUT_MS:
+		elif (status == StreamPeerTCP.STATUS_ERROR
+				or Time.get_ticks_msec() - _started_ms > CONNECT_TIMEOUT_MS):
 			printerr("godot-mcp bridge: could not connect to the server")
 			_close(3)
 		return false
@@ -69,6 +163,8 @@ func _process(_delta: float) -> bool:
 			_phase = "serving"
 			_send_ready()
 		return false
+	_advance_step()
+	_advance_inputs()
 	_read_commands()
 	return false
 
@@ -80,7 +176,7 @@ func _start_loading() -> void:
 	elif not ResourceLoader.exists(_scene):
 		_load_error = "scene %s does not exist" % _scene
 	else:
-		var err := change_scene_to_file(_scene)
+		var err: int = change_scene_to_file(_scene)
 		if err != OK:
 			_load_error = "scene %s failed to load (error %d)" % [_scene, err]
 	if _load_error != "":
@@ -89,136 +185,1128 @@ func _start_loading() -> void:
 
 
 func _send_ready() -> void:
-	var loaded := _load_error == "" and current_scene != null
+	var loaded: bool = _load_error == "" and current_scene != null
 	if _load_error == "" and not loaded:
 		_load_error = "scene %s failed to load" % _scene
-	var size := root.size
+	var window_size: Vector2i = root.size
 	_send({
 		"type": "ready",
 		"scene": _scene,
 		"loaded": loaded,
 		"error": _load_error,
-		"width": size.x,
-		"height": size.y,
+		"width": window_size.x,
+		"height": window_size.y,
 	})
 
 
 func _read_commands() -> void:
-	var available := _peer.get_available_bytes()
+	var available: int = _peer.get_available_bytes()
 	if available > 0:
 		var got: Array = _peer.get_data(available)
-		if got[0] == OK:
-			_inbox.append_array(got[1])
-	while true:
-		var newline := _inbox.find(10)
+		var got_error: int = _as_int(got[0], FAILED)
+		if got_error == OK:
+			var data: PackedByteArray = got[1]
+			_inbox.append_array(data)
+	while _phase != "closing":  # nothing after quit is handled
+		var newline: int = _inbox.find(10)
 		if newline < 0:
 			return
-		var line := _inbox.slice(0, newline).get_string_from_utf8()
+		var line: String = _inbox.slice(0, newline).get_string_from_utf8()
 		_inbox = _inbox.slice(newline + 1)
 		if line.strip_edges() != "":
 			_handle(line)
 
 
 func _handle(line: String) -> void:
-	var parsed = JSON.parse_string(line)
+	var parsed: Variant = JSON.parse_string(line)
 	if typeof(parsed) != TYPE_DICTIONARY:
 		_send({"id": null, "ok": false, "error": "invalid_argument", "message": "bad command line"})
 		return
 	var cmd: Dictionary = parsed
-	var id = cmd.get("id")
-	var name := str(cmd.get("cmd", ""))
+	var id: Variant = _id_of(cmd.get("id"))
+	var name: String = str(cmd.get("cmd", ""))
 	if name == "quit":
 		_send({"id": id, "ok": true})
 		_close(0)
 	elif name == "ping":
-		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second()})
+		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second(),
+			"frame": Engine.get_process_frames()})
 	elif name == "screenshot" or name == "record":
 		_begin_capture(id, name, cmd)
+	elif name == "tree":
+		_cmd_tree(id, cmd)
+	elif name == "time":
+		_cmd_time(id, cmd)
+	elif name == "input":
+		_cmd_input(id, cmd)
+	elif name == "get":
+		_cmd_get(id, cmd)
+	elif name == "set":
+		_cmd_set(id, cmd)
+	elif name == "call":
+		_cmd_call(id, cmd)
 	else:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
 
 
-func _begin_capture(id, name: String, cmd: Dictionary) -> void:
-	if _headless:
-		_send({"id": id, "ok": false, "error": "unavailable",
-			"message": "captures need a windowed session; this one is headless"})
+func _fail(id: Variant, error: String, message: String) -> void:
+	_send({"id": id, "ok": false, "error": error, "message": message})
+
+
+# JSON.parse_string reads every number as a float: give integral ids back as ints.
+func _id_of(value: Variant) -> Variant:
+	if typeof(value) == TYPE_FLOAT:
+		var f: float = value
+		if not is_nan(f) and not is_inf(f) and f == float(int(f)):
+			return int(f)
+	return value
+
+
+# -- scene tree -------------------------------------------------------------------------------
+
+func _cmd_tree(id: Variant, cmd: Dictionary) -> void:
+	var root_path: String = str(cmd.get("root", "/root"))
+	var start: Node = root.get_node_or_null(NodePath(root_path))
+	if start == null:
+		_fail(id, "not_found", "no node at %s" % root_path)
 		return
-	if not _job.is_empty():
-		_send({"id": id, "ok": false, "error": "failed", "message": "a capture is already running"})
+	var depth: int = _as_int(cmd.get("depth", 6), 6)
+	var max_nodes: int = _as_int(cmd.get("max_nodes", 300), 300)
+	var nodes: Array = []
+	var total: int = 0
+	var stack: Array = [[start, 0]]
+	while not stack.is_empty():
+		var item: Array = stack.pop_back()
+		var node: Node = item[0]
+		var level: int = item[1]
+		# Internal children (the ones built-in controls make for themselves) included (§5).
+		var count: int = node.get_child_count(true)
+		total += 1
+		if nodes.size() < max_nodes:
+			var entry: Dictionary = {
+				"path": str(node.get_path()),
+				"name": str(node.name),
+				"class": node.get_class(),
+				"children": count,
+			}
+			var node_script: Script = node.get_script()
+			if node_script != null and node_script.resource_path != "":
+				entry["script"] = node_script.resource_path
+			nodes.append(entry)
+		if level < depth:
+			var i: int = count - 1
+			while i >= 0:
+				stack.append([node.get_child(i, true), level + 1])
+				i -= 1
+	var scene: Variant = null
+	if current_scene != null:
+		scene = str(current_scene.get_path())
+	_send({"id": id, "ok": true, "nodes": nodes, "total": total,
+		"truncated": total > nodes.size(), "current_scene": scene})
+
+
+# -- time -------------------------------------------------------------------------------------
+
+func _time_reply(id: Variant) -> void:
+	_send({"id": id, "ok": true, "paused": paused, "time_scale": Engine.time_scale,
+		"frame": Engine.get_process_frames()})
+
+
+func _cmd_time(id: Variant, cmd: Dictionary) -> void:
+	var action: String = str(cmd.get("action", ""))
+	if _stepping:
+		_fail(id, "failed", "a step is still running")
+		return
+	if action == "pause":
+		paused = true
+	elif action == "resume":
+		paused = false
+	elif action == "scale":
+		Engine.time_scale = _as_float(cmd.get("time_scale", 1.0), 1.0)
+	elif action == "step":
+		# Unpaused now, this frame's processing is the first step; paused again before the
+		# processing of the frame after the last one.
+		_step_left = _as_int(cmd.get("frames", 1), 1)
+		if _step_left < 1:
+			_step_left = 1
+		_step_id = id
+		_stepping = true
+		paused = false
+		return
+	else:
+		_fail(id, "invalid_argument", "unknown time action")
+		return
+	_time_reply(id)
+
+
+func _advance_step() -> void:
+	if not _stepping:
+		return
+	_step_left -= 1
+	if _step_left <= 0:
+		paused = true
+		_stepping = false
+		var step_id: Variant = _step_id
+		_step_id = null
+		_time_reply(step_id)
+
+
+# -- input ------------------------------------------------------------------------------------
+
+func _cmd_input(id: Variant, cmd: Dictionary) -> void:
+	var events: Array = _as_array(cmd.get("events", []))
+	var i: int = 0
+	while i < events.size():
+		var ev: Dictionary = _as_dict(events[i])
+		var kind: String = str(ev.get("type", ""))
+		if not _EVENT_KINDS.has(kind):
+			_fail(id, "invalid_argument", "unknown input event type %s" % kind)
+			return
+		if kind == "action" and not InputMap.has_action(str(ev.get("action", ""))):
+			_fail(id, "invalid_argument", "unknown action %s; the project's actions: %s"
+				% [str(ev.get("action", "")), _project_actions()])
+			return
+		if kind == "key" and OS.find_keycode_from_string(str(ev.get("key", ""))) == KEY_NONE:
+			_fail(id, "invalid_argument", "unknown key name %s" % str(ev.get("key", "")))
+			return
+		if kind == "mouse_button" and not _BUTTONS.has(str(ev.get("button", "left"))):
+			_fail(id, "invalid_argument", "unknown mouse button %s" % str(ev.get("button", "")))
+			return
+		i += 1
+	var job: InputJob = InputJob.new()
+	job.id = id
+	i = 0
+	while i < events.size():
+		job.queue.append(_as_dict(events[i]))
+		i += 1
+	_inputs.append(job)
+
+
+func _project_actions() -> String:
+	var actions: Array = InputMap.get_actions()
+	var listed: String = ""
+	var i: int = 0
+	while i < actions.size():
+		var action: String = str(actions[i])
+		if not action.begins_with("ui_"):
+			if listed != "":
+				listed += ", "
+			listed += action
+		i += 1
+	return listed
+
+
+func _advance_inputs() -> void:
+	while not _inputs.is_empty():
+		var job: InputJob = _inputs[0]
+		if job.wait > 0:
+			job.wait -= 1
+			return
+		if job.queue.is_empty():
+			_inputs.remove_at(0)
+			_send({"id": job.id, "ok": true, "applied": job.applied,
+				"frame": Engine.get_process_frames()})
+			continue
+		var ev: Dictionary = job.queue.pop_front()
+		var kind: String = str(ev.get("type", ""))
+		var is_release: bool = _as_bool(ev.get("_release", false), false)
+		if kind == "wait":
+			job.wait = _as_int(ev.get("frames", 1), 1)
+			if not is_release:
+				job.applied += 1
+			continue
+		var tap: bool = (not ev.has("pressed")
+			and (kind == "action" or kind == "key" or kind == "mouse_button"))
+		var produced: Array = _events_of(ev, job)
+		var k: int = 0
+		while k < produced.size():
+			var event: InputEvent = produced[k]
+			Input.parse_input_event(event)
+			# Input buffers what it is given until the platform flushes it; flushing here delivers
+			# it this frame, before the nodes process (and at all on a headless 4.0-4.3).
+			Input.flush_buffered_events()
+			if _push_to_viewport:
+				root.push_input(event)
+			k += 1
+		if not is_release:
+			job.applied += 1
+		if tap:
+			var release: Dictionary = ev.duplicate()
+			release["pressed"] = false
+			release["_release"] = true
+			job.queue.push_front(release)
+		return
+
+
+func _events_of(ev: Dictionary, job: InputJob) -> Array:
+	var kind: String = str(ev.get("type", ""))
+	var pressed: bool = _as_bool(ev.get("pressed", true), true)
+	if kind == "action":
+		var a: InputEventAction = InputEventAction.new()
+		a.action = str(ev.get("action", ""))
+		a.pressed = pressed
+		a.strength = _as_float(ev.get("strength", 1.0), 1.0)
+		return [a]
+	if kind == "key":
+		var key_name: String = str(ev.get("key", ""))
+		var k: InputEventKey = InputEventKey.new()
+		# The project's input map may name a key by keycode, physical keycode or (4.2+) label.
+		k.keycode = OS.find_keycode_from_string(key_name)
+		k.physical_keycode = OS.find_keycode_from_string(key_name)
+		k.set("key_label", OS.find_keycode_from_string(key_name))
+		k.pressed = pressed
+		k.shift_pressed = _as_bool(ev.get("shift", false), false)
+		k.ctrl_pressed = _as_bool(ev.get("ctrl", false), false)
+		k.alt_pressed = _as_bool(ev.get("alt", false), false)
+		k.meta_pressed = _as_bool(ev.get("meta", false), false)
+		return [k]
+	var at: Vector2 = Vector2(_as_float(ev.get("x", 0), 0.0), _as_float(ev.get("y", 0), 0.0))
+	if kind == "mouse_button":
+		var b: InputEventMouseButton = InputEventMouseButton.new()
+		b.button_index = _BUTTONS.get(str(ev.get("button", "left")), MOUSE_BUTTON_LEFT)
+		b.position = at
+		b.global_position = at
+		b.pressed = pressed
+		b.double_click = _as_bool(ev.get("double_click", false), false)
+		job.last_mouse = at
+		return [b]
+	if kind == "mouse_motion":
+		var m: InputEventMouseMotion = InputEventMouseMotion.new()
+		m.position = at
+		m.global_position = at
+		m.relative = at - job.last_mouse
+		# The buttons held now, so a press, motion, release sequence drags.
+		m.set("button_mask", Input.get_mouse_button_mask())
+		job.last_mouse = at
+		return [m]
+	if kind == "text":
+		var out: Array = []
+		var text: String = str(ev.get("text", ""))
+		var i: int = 0
+		while i < text.length():
+			var down: InputEventKey = InputEventKey.new()
+			down.unicode = text.unicode_at(i)
+			down.pressed = true
+			var up: InputEventKey = InputEventKey.new()
+			up.unicode = text.unicode_at(i)
+			up.pressed = false
+			out.append(down)
+			out.append(up)
+			i += 1
+		return out
+	return []
+
+
+# -- node values: get, set, call, with the value encoding of the interface (§7) -------------
+
+func _node_at(id: Variant, cmd: Dictionary) -> Node:
+	var path: String = str(cmd.get("path", ""))
+	var node: Node = null
+	if path != "":
+		node = root.get_node_or_null(NodePath(path))
+	if node == null:
+		_fail(id, "not_found", "no node at %s" % path)
+	return node
+
+
+# name -> property info of every real property of the node (categories and groups left out).
+func _known_properties(node: Node) -> Dictionary:
+	var known: Dictionary = {}
+	var listed: Array = node.get_property_list()
+	var skip: int = PROPERTY_USAGE_CATEGORY | PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP
+	var i: int = 0
+	while i < listed.size():
+		var info: Dictionary = listed[i]
+		if (_as_int(info.get("usage", 0), 0) & skip) == 0:
+			known[str(info.get("name", ""))] = info
+		i += 1
+	return known
+
+
+# The script's variables, then the node's stored properties, each once.
+func _default_properties(node: Node) -> Array:
+	var names: Array = []
+	var seen: Dictionary = {}
+	var node_script: Script = node.get_script()
+	if node_script != null:
+		var script_listed: Array = node_script.get_script_property_list()
+		var i: int = 0
+		while i < script_listed.size():
+			var info: Dictionary = script_listed[i]
+			var pname: String = str(info.get("name", ""))
+			var usage: int = _as_int(info.get("usage", 0), 0)
+			if (usage & PROPERTY_USAGE_SCRIPT_VARIABLE) != 0 and not seen.has(pname):
+				seen[pname] = true
+				names.append(pname)
+			i += 1
+	var listed: Array = node.get_property_list()
+	var j: int = 0
+	while j < listed.size():
+		var node_info: Dictionary = listed[j]
+		var node_pname: String = str(node_info.get("name", ""))
+		var node_usage: int = _as_int(node_info.get("usage", 0), 0)
+		if (node_usage & PROPERTY_USAGE_STORAGE) != 0 and not seen.has(node_pname):
+			seen[node_pname] = true
+			names.append(node_pname)
+		j += 1
+	return names
+
+
+func _cmd_get(id: Variant, cmd: Dictionary) -> void:
+	var node: Node = _node_at(id, cmd)
+	if node == null:
+		return
+	var asked: Array = _as_array(cmd.get("properties", []))
+	var names: Array = asked
+	var truncated: bool = false
+	if asked.is_empty():
+		names = _default_properties(node)
+		if names.size() > MAX_DEFAULT_PROPERTIES:
+			truncated = true
+			names = names.slice(0, MAX_DEFAULT_PROPERTIES)
+	else:
+		var known: Dictionary = _known_properties(node)
+		var i: int = 0
+		while i < asked.size():
+			var wanted: String = str(asked[i])
+			if not known.has(wanted):
+				_fail(id, "invalid_argument", "unknown property %s on %s" % [wanted, node.get_class()])
+				return
+			i += 1
+	var values: Dictionary = {}
+	var j: int = 0
+	while j < names.size():
+		var pname: String = str(names[j])
+		values[pname] = _encode(node.get(pname), 0)
+		j += 1
+	_send({"id": id, "ok": true, "class": node.get_class(), "values": values,
+		"truncated": truncated})
+
+
+func _cmd_set(id: Variant, cmd: Dictionary) -> void:
+	var node: Node = _node_at(id, cmd)
+	if node == null:
+		return
+	var known: Dictionary = _known_properties(node)
+	var wanted: Dictionary = _as_dict(cmd.get("values", {}))
+	var keys: Array = wanted.keys()
+	var decoded: Dictionary = {}
+	var i: int = 0
+	while i < keys.size():
+		var pname: String = str(keys[i])
+		if not known.has(pname):
+			_fail(id, "invalid_argument", "unknown property %s on %s" % [pname, node.get_class()])
+			return
+		var current: Variant = node.get(pname)
+		# The type to match: the current value's, or while that is null the declared one.
+		var expected: int = typeof(current)
+		if expected == TYPE_NIL:
+			var info: Dictionary = known[pname]
+			expected = _as_int(info.get("type", TYPE_NIL), TYPE_NIL)
+		_decode_error = ""
+		var value: Variant = _conform(_decode(wanted[keys[i]]), expected, current)
+		if _decode_error != "":
+			_fail(id, "invalid_argument", "value for %s: %s" % [pname, _decode_error])
+			return
+		if not _fits(value, expected):
+			_fail(id, "invalid_argument", "wrong type for %s: expected %s, got %s"
+				% [pname, _expected_name(expected, current), _type_name(value)])
+			return
+		decoded[pname] = value
+		i += 1
+	var back: Dictionary = {}
+	var names: Array = decoded.keys()
+	var j: int = 0
+	while j < names.size():
+		var set_name: String = str(names[j])
+		node.set(set_name, decoded[set_name])
+		back[set_name] = _encode(node.get(set_name), 0)
+		j += 1
+	_send({"id": id, "ok": true, "values": back})
+
+
+func _cmd_call(id: Variant, cmd: Dictionary) -> void:
+	var node: Node = _node_at(id, cmd)
+	if node == null:
+		return
+	var method: String = str(cmd.get("method", ""))
+	if method == "" or not node.has_method(method):
+		_fail(id, "invalid_argument", "unknown method %s on %s" % [method, node.get_class()])
+		return
+	var raw: Array = _as_array(cmd.get("args", []))
+	# The method's signature, when it is listed: how many arguments, of which types.
+	var from_script: bool = false
+	var info: Dictionary = {}
+	var node_script: Script = node.get_script()
+	if node_script != null:
+		info = _find_method(node_script.get_script_method_list(), method)
+		from_script = not info.is_empty()
+	if info.is_empty():
+		info = _find_method(node.get_method_list(), method)
+	var arg_infos: Array = _as_array(info.get("args", []))
+	if not info.is_empty():
+		var vararg: bool = (_as_int(info.get("flags", 0), 0) & METHOD_FLAG_VARARG) != 0
+		var most: int = arg_infos.size()
+		# A script method's default arguments are not listed by every 4.x: only too many
+		# arguments is refused there; the engine's own methods list theirs.
+		var least: int = most - _as_array(info.get("default_args", [])).size()
+		if from_script:
+			least = 0
+		if (raw.size() > most and not vararg) or raw.size() < least:
+			_fail(id, "invalid_argument",
+				"wrong number of arguments for %s: expected %d to %d, got %d"
+				% [method, least, most, raw.size()])
+			return
+	var args: Array = []
+	var i: int = 0
+	while i < raw.size():
+		var expected: int = TYPE_NIL
+		if i < arg_infos.size():
+			var arg_info: Dictionary = _as_dict(arg_infos[i])
+			expected = _as_int(arg_info.get("type", TYPE_NIL), TYPE_NIL)
+		_decode_error = ""
+		var value: Variant = _conform(_decode(raw[i]), expected, null)
+		if _decode_error != "":
+			_fail(id, "invalid_argument", "argument %d: %s" % [i, _decode_error])
+			return
+		if not _fits(value, expected):
+			_fail(id, "invalid_argument", "wrong type for argument %d of %s: expected %s, got %s"
+				% [i, method, _kind_name(expected), _type_name(value)])
+			return
+		args.append(value)
+		i += 1
+	var result: Variant = node.callv(method, args)
+	_send({"id": id, "ok": true, "result": _encode(result, 0)})
+
+
+# The first entry named `method`: a script lists its own methods before its base script's.
+func _find_method(methods: Array, method: String) -> Dictionary:
+	var i: int = 0
+	while i < methods.size():
+		var info: Dictionary = _as_dict(methods[i])
+		if str(info.get("name", "")) == method:
+			return info
+		i += 1
+	return {}
+
+
+func _fits(value: Variant, expected: int) -> bool:
+	if expected == TYPE_NIL or typeof(value) == expected:
+		return true
+	return expected == TYPE_OBJECT and typeof(value) == TYPE_NIL
+
+
+func _expected_name(expected: int, current: Variant) -> String:
+	if typeof(current) == TYPE_OBJECT and is_instance_valid(current):
+		var obj: Object = current
+		return obj.get_class()
+	return _kind_name(expected)
+
+
+func _kind_name(kind: int) -> String:
+	return str(_TYPE_NAMES.get(kind, "Variant"))
+
+
+func _type_name(value: Variant) -> String:
+	if typeof(value) == TYPE_OBJECT and is_instance_valid(value):
+		var obj: Object = value
+		return obj.get_class()
+	return _kind_name(typeof(value))
+
+
+# -- encoding: Godot value -> JSON (§7) ------------------------------------------------------
+
+func _enc_float(f: float) -> Variant:
+	if is_nan(f):
+		return {"type": "float", "value": "nan"}
+	if is_inf(f):
+		if f > 0.0:
+			return {"type": "float", "value": "inf"}
+		return {"type": "float", "value": "-inf"}
+	return f
+
+
+func _encode(v: Variant, depth: int) -> Variant:
+	var kind: int = typeof(v)
+	if kind == TYPE_NIL or kind == TYPE_BOOL or kind == TYPE_INT:
+		return v
+	if kind == TYPE_FLOAT:
+		var f: float = v
+		return _enc_float(f)
+	if kind == TYPE_STRING or kind == TYPE_STRING_NAME:
+		var s: String = str(v)
+		if s.length() > MAX_STRING:
+			return {"type": "String", "truncated": true, "length": s.length(),
+				"head": s.substr(0, MAX_STRING)}
+		return s
+	if kind == TYPE_VECTOR2:
+		var v2: Vector2 = v
+		return {"type": "Vector2", "x": _enc_float(v2.x), "y": _enc_float(v2.y)}
+	if kind == TYPE_VECTOR2I:
+		var v2i: Vector2i = v
+		return {"type": "Vector2i", "x": v2i.x, "y": v2i.y}
+	if kind == TYPE_VECTOR3:
+		var v3: Vector3 = v
+		return {"type": "Vector3", "x": _enc_float(v3.x), "y": _enc_float(v3.y), "z": _enc_float(v3.z)}
+	if kind == TYPE_VECTOR3I:
+		var v3i: Vector3i = v
+		return {"type": "Vector3i", "x": v3i.x, "y": v3i.y, "z": v3i.z}
+	if kind == TYPE_VECTOR4:
+		var v4: Vector4 = v
+		return {"type": "Vector4", "x": _enc_float(v4.x), "y": _enc_float(v4.y),
+			"z": _enc_float(v4.z), "w": _enc_float(v4.w)}
+	if kind == TYPE_VECTOR4I:
+		var v4i: Vector4i = v
+		return {"type": "Vector4i", "x": v4i.x, "y": v4i.y, "z": v4i.z, "w": v4i.w}
+	if kind == TYPE_RECT2:
+		var r: Rect2 = v
+		return {"type": "Rect2", "x": _enc_float(r.position.x), "y": _enc_float(r.position.y),
+			"w": _enc_float(r.size.x), "h": _enc_float(r.size.y)}
+	if kind == TYPE_RECT2I:
+		var ri: Rect2i = v
+		return {"type": "Rect2i", "x": ri.position.x, "y": ri.position.y, "w": ri.size.x, "h": ri.size.y}
+	if kind == TYPE_COLOR:
+		var c: Color = v
+		return {"type": "Color", "r": _enc_float(c.r), "g": _enc_float(c.g), "b": _enc_float(c.b),
+			"a": _enc_float(c.a)}
+	if kind == TYPE_TRANSFORM2D:
+		var t2: Transform2D = v
+		return {"type": "Transform2D", "x": _enc_vec2(t2.x), "y": _enc_vec2(t2.y),
+			"origin": _enc_vec2(t2.origin)}
+	if kind == TYPE_BASIS:
+		var b: Basis = v
+		return _enc_basis(b)
+	if kind == TYPE_TRANSFORM3D:
+		var t3: Transform3D = v
+		return {"type": "Transform3D", "basis": _enc_basis(t3.basis), "origin": _enc_vec3(t3.origin)}
+	if kind == TYPE_QUATERNION:
+		var q: Quaternion = v
+		return {"type": "Quaternion", "x": _enc_float(q.x), "y": _enc_float(q.y), "z": _enc_float(q.z),
+			"w": _enc_float(q.w)}
+	if kind == TYPE_NODE_PATH:
+		return {"type": "NodePath", "path": str(v)}
+	if kind == TYPE_OBJECT:
+		if not is_instance_valid(v):
+			return null
+		var obj: Object = v
+		var out: Dictionary = {"type": "Object", "class": obj.get_class()}
+		if obj is Node:
+			var n: Node = obj
+			if n.is_inside_tree():
+				out["path"] = str(n.get_path())
+		elif obj is Resource:
+			var res: Resource = obj
+			if res.resource_path != "":
+				out["path"] = res.resource_path
+		return out
+	if kind == TYPE_DICTIONARY:
+		var d: Dictionary = v
+		return _enc_dict(d, depth)
+	if kind == TYPE_ARRAY or (kind >= TYPE_PACKED_BYTE_ARRAY and kind < TYPE_MAX):
+		var arr: Array = v  # packed arrays convert to an Array here
+		if depth >= MAX_DEPTH:
+			return [{"type": "truncated", "remaining": arr.size()}]
+		var items: Array = []
+		var i: int = 0
+		while i < arr.size():
+			if i >= MAX_ITEMS:
+				items.append({"type": "truncated", "remaining": arr.size() - i})
+				break
+			items.append(_encode(arr[i], depth + 1))
+			i += 1
+		return items
+	return {"type": _kind_name(kind), "value": str(v)}
+
+
+func _enc_vec2(v: Vector2) -> Array:
+	return [_enc_float(v.x), _enc_float(v.y)]
+
+
+func _enc_vec3(v: Vector3) -> Array:
+	return [_enc_float(v.x), _enc_float(v.y), _enc_float(v.z)]
+
+
+func _enc_basis(b: Basis) -> Dictionary:
+	return {"type": "Basis", "x": _enc_vec3(b.x), "y": _enc_vec3(b.y), "z": _enc_vec3(b.z)}
+
+
+func _enc_dict(d: Dictionary, depth: int) -> Variant:
+	if depth >= MAX_DEPTH:
+		return {"type": "truncated", "remaining": d.size()}
+	var keys: Array = d.keys()
+	var plain: bool = true
+	var i: int = 0
+	while i < keys.size():
+		var key_kind: int = typeof(keys[i])
+		if (key_kind != TYPE_STRING and key_kind != TYPE_STRING_NAME) or str(keys[i]) == "type":
+			plain = false
+			break
+		i += 1
+	var count: int = 0
+	if plain:
+		var out: Dictionary = {}
+		while count < keys.size():
+			if count >= MAX_ITEMS:
+				out["…"] = {"type": "truncated", "remaining": keys.size() - count}
+				break
+			out[str(keys[count])] = _encode(d[keys[count]], depth + 1)
+			count += 1
+		return out
+	var items: Array = []
+	while count < keys.size():
+		if count >= MAX_ITEMS:
+			items.append({"type": "truncated", "remaining": keys.size() - count})
+			break
+		items.append([_encode(keys[count], depth + 1), _encode(d[keys[count]], depth + 1)])
+		count += 1
+	return {"type": "Dictionary", "items": items}
+
+
+# -- decoding: JSON -> Godot value (§7); either Godot version's type names are accepted --------
+
+func _decode(v: Variant) -> Variant:
+	var kind: int = typeof(v)
+	if kind == TYPE_ARRAY:
+		var src: Array = v
+		var out: Array = []
+		var i: int = 0
+		while i < src.size():
+			out.append(_decode(src[i]))
+			i += 1
+		return out
+	if kind != TYPE_DICTIONARY:
+		return v
+	var d: Dictionary = v
+	if not d.has("type"):
+		var plain: Dictionary = {}
+		var keys: Array = d.keys()
+		var j: int = 0
+		while j < keys.size():
+			plain[keys[j]] = _decode(d[keys[j]])
+			j += 1
+		return plain
+	var t: String = str(d.get("type", ""))
+	if t == "Vector2":
+		return Vector2(_num(d.get("x")), _num(d.get("y")))
+	if t == "Vector2i":
+		return Vector2i(_whole(d.get("x")), _whole(d.get("y")))
+	if t == "Vector3":
+		return Vector3(_num(d.get("x")), _num(d.get("y")), _num(d.get("z")))
+	if t == "Vector3i":
+		return Vector3i(_whole(d.get("x")), _whole(d.get("y")), _whole(d.get("z")))
+	if t == "Vector4":
+		return Vector4(_num(d.get("x")), _num(d.get("y")), _num(d.get("z")), _num(d.get("w")))
+	if t == "Vector4i":
+		return Vector4i(_whole(d.get("x")), _whole(d.get("y")), _whole(d.get("z")), _whole(d.get("w")))
+	if t == "Rect2":
+		return Rect2(_num(d.get("x")), _num(d.get("y")), _num(d.get("w")), _num(d.get("h")))
+	if t == "Rect2i":
+		return Rect2i(_whole(d.get("x")), _whole(d.get("y")), _whole(d.get("w")), _whole(d.get("h")))
+	if t == "Color":
+		return Color(_num(d.get("r")), _num(d.get("g")), _num(d.get("b")), _num(d.get("a", 1.0)))
+	if t == "Transform2D":
+		return Transform2D(_vec2(d.get("x")), _vec2(d.get("y")), _vec2(d.get("origin")))
+	if t == "Basis":
+		return Basis(_vec3(d.get("x")), _vec3(d.get("y")), _vec3(d.get("z")))
+	if t == "Transform3D" or t == "Transform":
+		var basis: Variant = _decode(d.get("basis", {}))
+		if typeof(basis) != TYPE_BASIS:
+			_decode_error = "a %s needs a Basis" % t
+			return null
+		var typed_basis: Basis = basis
+		return Transform3D(typed_basis, _vec3(d.get("origin")))
+	if t == "Quaternion" or t == "Quat":
+		return Quaternion(_num(d.get("x")), _num(d.get("y")), _num(d.get("z")), _num(d.get("w")))
+	if t == "NodePath":
+		return NodePath(str(d.get("path", "")))
+	if t == "float":
+		var word: String = str(d.get("value", ""))
+		if word == "nan":
+			return NAN
+		if word == "inf":
+			return INF
+		if word == "-inf":
+			return -INF
+		_decode_error = "a float is nan, inf or -inf"
+		return null
+	if t == "Dictionary":
+		var pairs: Array = _as_array(d.get("items", []))
+		var out_dict: Dictionary = {}
+		var k: int = 0
+		while k < pairs.size():
+			var pair: Array = _as_array(pairs[k])
+			if pair.size() != 2:
+				_decode_error = "Dictionary items are [key, value] pairs"
+				return null
+			out_dict[_decode(pair[0])] = _decode(pair[1])
+			k += 1
+		return out_dict
+	if t == "Object":
+		var where: String = str(d.get("path", ""))
+		if where.begins_with("res://"):
+			if not ResourceLoader.exists(where):
+				_decode_error = "no resource at %s" % where
+				return null
+			return load(where)
+		var found: Node = null
+		if where != "":
+			found = root.get_node_or_null(NodePath(where))
+		if found == null:
+			_decode_error = "no object at %s" % where
+		return found
+	if t == "String" or t == "truncated":
+		_decode_error = "a truncated value cannot be sent back"
+		return null
+	_decode_error = "unknown type %s" % t
+	return null
+
+
+func _num(v: Variant) -> float:
+	var kind: int = typeof(v)
+	if kind == TYPE_FLOAT or kind == TYPE_INT:
+		return _as_float(v, 0.0)
+	if kind == TYPE_DICTIONARY:
+		var special: Variant = _decode(v)
+		if typeof(special) == TYPE_FLOAT:
+			var f: float = special
+			return f
+	_decode_error = "expected a number"
+	return 0.0
+
+
+func _whole(v: Variant) -> int:
+	var kind: int = typeof(v)
+	if kind == TYPE_INT or kind == TYPE_FLOAT:
+		var f: float = _as_float(v, 0.0)
+		if not is_nan(f) and not is_inf(f) and f == float(int(f)):
+			return int(f)
+	_decode_error = "expected an integer"
+	return 0
+
+
+func _vec2(v: Variant) -> Vector2:
+	var a: Array = _as_array(v)
+	if a.size() != 2:
+		_decode_error = "expected a list of 2 numbers"
+		return Vector2()
+	return Vector2(_num(a[0]), _num(a[1]))
+
+
+func _vec3(v: Variant) -> Vector3:
+	var a: Array = _as_array(v)
+	if a.size() != 3:
+		_decode_error = "expected a list of 3 numbers"
+		return Vector3()
+	return Vector3(_num(a[0]), _num(a[1]), _num(a[2]))
+
+
+# Bends a decoded value toward the type a property or argument has, where JSON cannot say it:
+# numbers arrive as floats, Godot 3 names Vector2 what is a Vector2i here, packed and typed arrays
+# arrive as lists. Values that cannot be bent are returned as they are (the caller's type check
+# then refuses them), or set _decode_error for an element of the wrong type.
+func _conform(value: Variant, expected: int, like: Variant) -> Variant:
+	var kind: int = typeof(value)
+	if kind == TYPE_ARRAY and expected == TYPE_ARRAY and typeof(like) == TYPE_ARRAY:
+		var like_array: Array = like
+		var given: Array = value
+		return _typed_like(given, like_array)
+	if expected == TYPE_NIL or kind == expected:
+		return value
+	if expected == TYPE_INT and kind == TYPE_FLOAT:
+		var f: float = value
+		if not is_nan(f) and not is_inf(f) and f == float(int(f)):
+			return int(f)
+		return value
+	if expected == TYPE_FLOAT and kind == TYPE_INT:
+		var i: int = value
+		return float(i)
+	if expected == TYPE_STRING_NAME and kind == TYPE_STRING:
+		var s: String = value
+		return StringName(s)
+	if expected == TYPE_STRING and kind == TYPE_STRING_NAME:
+		return str(value)
+	if expected == TYPE_NODE_PATH and kind == TYPE_STRING:
+		var text: String = value
+		return NodePath(text)
+	if expected == TYPE_VECTOR2I and kind == TYPE_VECTOR2:
+		var v2: Vector2 = value
+		if v2 == v2.floor():
+			return Vector2i(v2)
+		return value
+	if expected == TYPE_VECTOR2 and kind == TYPE_VECTOR2I:
+		var v2i: Vector2i = value
+		return Vector2(v2i)
+	if expected == TYPE_VECTOR3I and kind == TYPE_VECTOR3:
+		var v3: Vector3 = value
+		if v3 == v3.floor():
+			return Vector3i(v3)
+		return value
+	if expected == TYPE_VECTOR3 and kind == TYPE_VECTOR3I:
+		var v3i: Vector3i = value
+		return Vector3(v3i)
+	if expected == TYPE_RECT2I and kind == TYPE_RECT2:
+		var r: Rect2 = value
+		if r.position == r.position.floor() and r.size == r.size.floor():
+			return Rect2i(r)
+		return value
+	if expected == TYPE_RECT2 and kind == TYPE_RECT2I:
+		var ri: Rect2i = value
+		return Rect2(ri)
+	if kind == TYPE_ARRAY and _PACKED_ELEMENT.has(expected):
+		var list: Array = value
+		return _packed(list, expected)
+	return value
+
+
+func _packed(list: Array, expected: int) -> Variant:
+	var element: int = _as_int(_PACKED_ELEMENT.get(expected, TYPE_NIL), TYPE_NIL)
+	var items: Array = []
+	var i: int = 0
+	while i < list.size():
+		var item: Variant = _conform(list[i], element, null)
+		if typeof(item) != element:
+			_decode_error = "item %d is %s, not %s" % [i, _type_name(item), _kind_name(element)]
+			return list
+		items.append(item)
+		i += 1
+	if expected == TYPE_PACKED_BYTE_ARRAY:
+		return PackedByteArray(items)
+	if expected == TYPE_PACKED_INT32_ARRAY:
+		return PackedInt32Array(items)
+	if expected == TYPE_PACKED_INT64_ARRAY:
+		return PackedInt64Array(items)
+	if expected == TYPE_PACKED_FLOAT32_ARRAY:
+		return PackedFloat32Array(items)
+	if expected == TYPE_PACKED_FLOAT64_ARRAY:
+		return PackedFloat64Array(items)
+	if expected == TYPE_PACKED_STRING_ARRAY:
+		return PackedStringArray(items)
+	if expected == TYPE_PACKED_VECTOR2_ARRAY:
+		return PackedVector2Array(items)
+	if expected == TYPE_PACKED_VECTOR3_ARRAY:
+		return PackedVector3Array(items)
+	return PackedColorArray(items)
+
+
+# A list for a typed array (Array[int], Array[Node2D]): the items bent to its element type, in a
+# copy of the typed array (an untyped Array would be refused by the property).
+func _typed_like(given: Array, like_array: Array) -> Variant:
+	if not like_array.is_typed():
+		return given
+	var element: int = like_array.get_typed_builtin()
+	var element_class: String = str(like_array.get_typed_class_name())
+	var items: Array = []
+	var i: int = 0
+	while i < given.size():
+		var item: Variant = _conform(given[i], element, null)
+		if not _fits(item, element):
+			_decode_error = "item %d is %s, not %s" % [i, _type_name(item), _kind_name(element)]
+			return given
+		if element == TYPE_OBJECT and element_class != "" and typeof(item) == TYPE_OBJECT:
+			var obj: Object = item
+			if not obj.is_class(element_class):
+				_decode_error = "item %d is %s, not %s" % [i, obj.get_class(), element_class]
+				return given
+		items.append(item)
+		i += 1
+	var typed: Array = like_array.duplicate(false)
+	typed.clear()
+	typed.assign(items)
+	return typed
+
+
+# -- JSON values, read safely ------------------------------------------------------------------
+
+func _as_int(value: Variant, fallback: int) -> int:
+	var kind: int = typeof(value)
+	if kind == TYPE_INT:
+		var i: int = value
+		return i
+	if kind == TYPE_FLOAT:
+		var f: float = value
+		if is_nan(f) or is_inf(f):
+			return fallback
+		return int(f)
+	return fallback
+
+
+func _as_float(value: Variant, fallback: float) -> float:
+	var kind: int = typeof(value)
+	if kind == TYPE_FLOAT:
+		var f: float = value
+		return f
+	if kind == TYPE_INT:
+		var i: int = value
+		return float(i)
+	return fallback
+
+
+func _as_bool(value: Variant, fallback: bool) -> bool:
+	if typeof(value) == TYPE_BOOL:
+		var b: bool = value
+		return b
+	return fallback
+
+
+func _as_array(value: Variant) -> Array:
+	if typeof(value) == TYPE_ARRAY:
+		var a: Array = value
+		return a
+	return []
+
+
+func _as_dict(value: Variant) -> Dictionary:
+	if typeof(value) == TYPE_DICTIONARY:
+		var d: Dictionary = value
+		return d
+	return {}
+
+
+# -- captures ---------------------------------------------------------------------------------
+
+func _begin_capture(id: Variant, name: String, cmd: Dictionary) -> void:
+	if _headless:
+		_fail(id, "unavailable", "captures need a windowed session; this one is headless")
+		return
+	if _job != null:
+		_fail(id, "failed", "a capture is already running")
 		return
 	var paths: Array = []
 	if name == "screenshot":
 		paths = [str(cmd.get("path", ""))]
 	else:
-		paths = cmd.get("paths", [])
-	for p in paths:
-		if not str(p).is_absolute_path():
-			_send({"id": id, "ok": false, "error": "invalid_argument", "message": "capture paths must be absolute"})
+		paths = _as_array(cmd.get("paths", []))
+	var i: int = 0
+	while i < paths.size():
+		if not str(paths[i]).is_absolute_path():
+			_fail(id, "invalid_argument", "capture paths must be absolute")
 			return
-	var fps := float(cmd.get("fps", 60))
+		i += 1
+	var fps: float = _as_float(cmd.get("fps", 60), 60.0)
 	if paths.is_empty() or fps <= 0.0:
-		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "nothing to capture"})
+		_fail(id, "invalid_argument", "nothing to capture")
 		return
-	_job = {
-		"id": id,
-		"paths": paths,
-		"interval_us": int(1000000.0 / fps),
-		"next_us": 0,
-		"frames": [],
-		"start_us": Time.get_ticks_usec(),
-	}
-	RenderingServer.frame_post_draw.connect(_on_frame_post_draw)
+	var job: CaptureJob = CaptureJob.new()
+	job.id = id
+	job.paths = paths
+	job.interval_us = int(1000000.0 / fps)
+	job.start_us = Time.get_ticks_usec()
+	_job = job
+	var err: int = RenderingServer.frame_post_draw.connect(_on_frame_post_draw)
+	if err != OK:
+		_finish_capture({"ok": false, "error": "failed",
+			"message": "could not watch frames (error %d)" % err})
+		return
+	if name == "screenshot":
+		# Draw now rather than waiting for the next frame, which never comes in low-processor mode
+		# while nothing changes on screen.
+		RenderingServer.force_draw(false)
 
 
 func _on_frame_post_draw() -> void:
-	if _job.is_empty():
+	if _job == null:
 		return
-	var t0 := Time.get_ticks_usec()
-	if t0 < _job["next_us"]:
+	var t0: int = Time.get_ticks_usec()
+	if t0 < _job.next_us:
 		return
-	var index: int = _job["frames"].size()
-	var image: Image = root.get_texture().get_image()
+	var index: int = _job.frames.size()
+	var texture: ViewportTexture = root.get_texture()
+	var image: Image = null
+	if texture != null:
+		image = texture.get_image()
 	if image == null:
 		_finish_capture({"ok": false, "error": "unavailable", "message": "the viewport has no image"})
 		return
-	var grabbed := Time.get_ticks_usec()
-	var err := image.save_png(_job["paths"][index])
-	var saved := Time.get_ticks_usec()
+	if _is_linear(image):
+		_linear_to_srgb(image)
+	var grabbed: int = Time.get_ticks_usec()
+	var err: int = image.save_png(str(_job.paths[index]))
+	var saved: int = Time.get_ticks_usec()
 	if err != OK:
-		_finish_capture({"ok": false, "error": "failed", "message": "could not save frame (error %d)" % err})
+		_finish_capture({"ok": false, "error": "failed",
+			"message": "could not save frame (error %d)" % err})
 		return
-	_job["frames"].append({
+	_job.frames.append({
 		"width": image.get_width(),
 		"height": image.get_height(),
 		"grab_ms": (grabbed - t0) / 1000.0,
 		"save_ms": (saved - grabbed) / 1000.0,
-		"at_ms": (t0 - _job["start_us"]) / 1000.0,
+		"at_ms": (t0 - _job.start_us) / 1000.0,
 	})
-	if _job["next_us"] == 0:
-		_job["next_us"] = t0
-	_job["next_us"] += _job["interval_us"]
-	if _job["frames"].size() >= _job["paths"].size():
-		_finish_capture({"ok": true, "frames": _job["frames"]})
+	if _job.next_us == 0:
+		_job.next_us = t0
+	_job.next_us += _job.interval_us
+	if _job.frames.size() >= _job.paths.size():
+		_finish_capture({"ok": true, "frames": _job.frames})
+
+
+# An HDR 2D viewport (4.2+) renders linear values into a float image; saved as they are, the PNG
+# comes out far too dark. Viewport.use_hdr_2d is read by name so 4.0 and 4.1 run this too.
+func _is_linear(image: Image) -> bool:
+	var hdr: Variant = root.get("use_hdr_2d")
+	if typeof(hdr) == TYPE_BOOL:
+		var on: bool = hdr
+		if on:
+			return true
+	var format: int = image.get_format()
+	return (format == Image.FORMAT_RGBAH or format == Image.FORMAT_RGBAF
+		or format == Image.FORMAT_RGBH or format == Image.FORMAT_RGBF)
+
+
+# To 8-bit sRGB: Image.linear_to_srgb (4.4+; only RGB8/RGBA8 until half floats were added, hence
+# the convert first), called by name; 4.2 and 4.3 have HDR 2D but not that method, so the same
+# curve by hand there.
+func _linear_to_srgb(image: Image) -> void:
+	image.convert(Image.FORMAT_RGBA8)
+	if image.has_method("linear_to_srgb"):
+		var _done: Variant = image.call("linear_to_srgb")
+		return
+	var lut: PackedByteArray = PackedByteArray()
+	var _resized: int = lut.resize(256)
+	var i: int = 0
+	while i < 256:
+		var c: float = i / 255.0
+		var s: float = c * 12.92
+		if c > 0.0031308:
+			s = 1.055 * pow(c, 1.0 / 2.4) - 0.055
+		lut[i] = clampi(int(s * 255.0 + 0.5), 0, 255)
+		i += 1
+	var data: PackedByteArray = image.get_data()
+	var j: int = 0
+	while j < data.size():
+		if j % 4 != 3:  # RGBA: the alpha byte stays
+			data[j] = lut[data[j]]
+		j += 1
+	# By name too: only 4.2 and 4.3 come here, and the signature is not pinned for every 4.x.
+	var _set: Variant = image.call("set_data", image.get_width(), image.get_height(), false,
+		Image.FORMAT_RGBA8, data)
 
 
 func _finish_capture(reply: Dictionary) -> void:
-	reply["id"] = _job["id"]
-	_job = {}
+	if _job == null:
+		return
+	reply["id"] = _job.id
+	_job = null
+	_stop_watching_frames()
+	_send(reply)
+
+
+func _stop_watching_frames() -> void:
 	if RenderingServer.frame_post_draw.is_connected(_on_frame_post_draw):
 		RenderingServer.frame_post_draw.disconnect(_on_frame_post_draw)
-	_send(reply)
 
 
 func _send(message: Dictionary) -> void:
 	if _peer.get_status() != StreamPeerTCP.STATUS_CONNECTED:
 		return
-	_peer.put_data((JSON.stringify(message) + "\n").to_utf8_buffer())
+	var _put_error: int = _peer.put_data((JSON.stringify(message) + "\n").to_utf8_buffer())
 
 
 func _close(code: int) -> void:
 	_phase = "closing"
-	if RenderingServer.frame_post_draw.is_connected(_on_frame_post_draw):
-		RenderingServer.frame_post_draw.disconnect(_on_frame_post_draw)
-	_job = {}
+	_stop_watching_frames()
+	_job = null
+	_inputs.clear()
+	_stepping = false
 	_peer.disconnect_from_host()
 	quit(code)

@@ -67,6 +67,7 @@ func _process(_delta):
 func _unhandled_input(event):
 \tif event is InputEventAction and event.action == "jump":
 \t\tprint("JUMP pressed=%s" % event.pressed)
+		print("JUMP frame %d" % Engine.get_idle_frames())
 \telif event is InputEventKey and event.unicode == 0:
 \t\tvar key = OS.get_scancode_string(event.scancode)
 \t\tprint("KEY %s pressed=%s shift=%s" % [key, event.pressed, event.shift])
@@ -146,6 +147,9 @@ async def test_inputs_of_each_kind_reach_the_games_own_scripts(touch):
                 c, "runtime.log.read", {"session_id": sid, "cursor": cursor, "max_lines": 1000}
             )
             said = [line["text"] for line in page["lines"] if not line["text"].startswith("TICK")]
+            frames = [int(s.split()[-1]) for s in said if s.startswith("JUMP frame")]
+            assert frames[1] == frames[0] + 1, frames  # a tap is released on the next frame
+            said = [s for s in said if not s.startswith("JUMP frame")]
             assert said == [
                 "JUMP pressed=True",
                 "JUMP pressed=False",
