@@ -411,3 +411,25 @@ async def test_no_answer_passes_max_output_bytes(touch_env, tmp_path):
             assert r.structured_content["outcome"] == "too_large", r.structured_content
             assert len(json.dumps(r.structured_content)) <= limit
             await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_typed_text_reaches_a_focused_line_edit(touch_env):
+    # stdio: focusing the field takes runtime.node.call, off over HTTP without the flag
+    with anyio.fail_after(60):
+        async with touch_env.connect("stdio") as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            field = "/root/Lab/Field"
+            await ok(
+                c, "runtime.node.call", {"session_id": sid, "path": field, "method": "grab_focus"}
+            )
+            sent = await ok(
+                c,
+                "runtime.input.send",
+                {"session_id": sid, "events": [{"type": "text", "text": "héllo!"}]},
+            )
+            assert sent["applied"] == 1
+            got = await ok(
+                c, "runtime.node.get", {"session_id": sid, "path": field, "properties": ["text"]}
+            )
+            assert got["values"] == {"text": "héllo!"}
+            await ok(c, "runtime.session.stop", {"session_id": sid})
