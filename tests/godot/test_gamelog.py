@@ -1,0 +1,63 @@
+"""The game log's parser and buffer (pure logic, on top of the real-Godot log tests)."""
+
+from __future__ import annotations
+
+from godot_mcp.godot.gamelog import MAX_LINE, GameLog, decode_cursor, encode_cursor
+
+
+def test_godot_3_and_4_locations_fold_into_the_entry_before_them_in_their_stream() -> None:
+    log = GameLog()
+    log.feed("stderr", b"SCRIPT ERROR: _boom: Attempt to call function 'x' in base 'null'.\n")
+    log.feed("stdout", b"printed meanwhile\n")
+    log.feed("stderr", b"   At: res://lab.gd:11.\n")
+    log.feed("stderr", b"ERROR: Something failed.\n   at: _ready (res://ui/menu.gd:7)\n")
+    log.feed(
+        "stderr",
+        b"   GDScript backtrace (most recent call first):\n       [0] _ready (res://ui/menu.gd:7)\n",
+    )
+    log.feed("stderr", b"WARNING: careful\n   At: core/object.cpp:1234.\n")
+    log.feed("stderr", b"ERROR: poll: res://bad.tscn:3 - Parse Error: broken\n")
+    log.feed("stdout", b"   indented print stays a print\n")
+    log.feed("stdout", b"")
+    log.feed("stderr", b"")
+    entries = [e.as_dict() for e in log.read(None, 100).entries]
+    assert [(e["level"], e.get("source")) for e in entries] == [
+        ("error", {"path": "res://lab.gd", "line": 11}),
+        ("print", None),
+        ("error", {"path": "res://ui/menu.gd", "line": 7}),
+        ("warning", None),
+        ("error", {"path": "res://bad.tscn", "line": 3}),
+        ("print", None),
+    ]
+    assert entries[5]["text"] == "   indented print stays a print"
+
+
+def test_long_lines_are_cut_and_flagged_and_noise_is_left_out() -> None:
+    log = GameLog()
+    log.feed("stdout", b"x" * (MAX_LINE + 50) + b"\nERROR: Invalid locale 'C'\nkept\n")
+    entries = log.read(None, 10).entries
+    assert [len(e.text) for e in entries] == [MAX_LINE, 4]
+    assert entries[0].truncated is True and entries[1].truncated is False
+
+
+def test_the_buffer_is_bounded_and_counts_what_fell_out() -> None:
+    log = GameLog(max_lines=5)
+    for i in range(12):
+        log.feed("stdout", f"line {i}\n".encode())
+    page = log.read(None, 100)
+    assert [e.text for e in page.entries] == [f"line {i}" for i in range(7, 12)]
+    assert page.dropped == 7 and page.next_seq == 12
+    assert log.read(3, 100).dropped == 4  # lines 3..6 fell out after that cursor
+    assert log.read(9, 100).dropped == 0
+    assert decode_cursor(encode_cursor(page.next_seq)) == 12
+
+
+def test_min_level_filters_without_losing_the_place() -> None:
+    log = GameLog()
+    log.feed("stdout", b"a\nb\n")
+    log.feed("stderr", b"ERROR: bad\n")
+    log.feed("stdout", b"c\n")
+    page = log.read(None, 100, "error")
+    assert [e.text for e in page.entries] == ["ERROR: bad"] and page.next_seq == 4
+    one = log.read(None, 1)
+    assert [e.text for e in one.entries] == ["a"] and one.next_seq == 1
