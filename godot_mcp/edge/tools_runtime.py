@@ -20,6 +20,23 @@ from godot_mcp.runtime.games import Managed
 MODES = ("windowed", "headless")
 
 
+def answer_budget(call: ToolCall) -> int:
+    """Bytes of JSON a list in an answer may take: max_output_bytes less room for the rest."""
+    return call.deps.limits.max_output_bytes - 2048
+
+
+def fitting(items: list[Any], budget: int) -> int:
+    """How many leading ``items`` fit ``budget`` bytes of JSON: fewer items, never a cut one."""
+    if len(json.dumps(items, separators=(",", ":"))) <= budget:
+        return len(items)
+    size = 0
+    for i, item in enumerate(items):
+        size += len(json.dumps(item, separators=(",", ":"))) + 1
+        if size > budget:
+            return i
+    return len(items)
+
+
 def _availability(*modes: str) -> Availability:
     """Available when any of ``modes`` is; else the first mode's reason."""
 
@@ -159,7 +176,7 @@ TOOLS = [
 
 async def log_read(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    budget = call.deps.limits.max_output_bytes - 2048  # room for the rest of the answer
+    budget = answer_budget(call)
     page, state = await call.deps.games.read_log(
         call.caller,
         a["session_id"],
@@ -332,15 +349,7 @@ async def scene_tree(call: ToolCall) -> types.CallToolResult:
         depth=a["depth"],
         max_nodes=a["max_nodes"],
     )
-    nodes = reply["nodes"]
-    budget = call.deps.limits.max_output_bytes - 2048
-    if len(json.dumps(nodes, separators=(",", ":"))) > budget:  # fewer nodes, never a cut one
-        size = 0
-        for i, node in enumerate(nodes):
-            size += len(json.dumps(node, separators=(",", ":"))) + 1
-            if size > budget:
-                nodes = nodes[:i]
-                break
+    nodes = reply["nodes"][: fitting(reply["nodes"], answer_budget(call))]
     return ok(
         nodes=nodes,
         total=reply["total"],
@@ -479,15 +488,9 @@ async def node_get(call: ToolCall) -> types.CallToolResult:
     if a["properties"]:
         args["properties"] = a["properties"]
     reply = await call.deps.games.command(call.caller, a["session_id"], "get", **args)
-    values, truncated = dict(reply["values"]), bool(reply["truncated"])
-    budget = call.deps.limits.max_output_bytes - 2048
-    size = 0
-    for i, (name, value) in enumerate(list(values.items())):  # fewer values, never a cut one
-        size += len(json.dumps({name: value})) + 1
-        if size > budget:
-            values = dict(list(values.items())[:i])
-            truncated = True
-            break
+    pairs = list(reply["values"].items())
+    kept = fitting(pairs, answer_budget(call))
+    values, truncated = dict(pairs[:kept]), bool(reply["truncated"]) or kept < len(pairs)
     return ok(**{"class": reply["class"], "values": values, "truncated": truncated})
 
 
