@@ -46,8 +46,14 @@ def tool_result(
     structured: dict[str, Any], extra: list[types.ContentBlock] | None = None
 ) -> types.CallToolResult:
     """A tool answer: structured content, a text mirror, then any extra blocks."""
-    body = clean({"outcome": structured.get("outcome", "ok"), **structured})
-    text = types.TextContent(text=json.dumps(body, separators=(",", ":")))
+    body = {"outcome": structured.get("outcome", "ok"), **structured}
+    mirror = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:  # lone surrogates are rare: walk the answer only when its text cannot be sent
+        mirror.encode("utf-8")
+    except UnicodeEncodeError:
+        body = clean(body)
+        mirror = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    text = types.TextContent(text=mirror)
     return types.CallToolResult(
         content=[text, *(extra or [])],
         structured_content=body,

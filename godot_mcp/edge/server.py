@@ -37,7 +37,7 @@ def bounded(result: types.CallToolResult, limit: int) -> types.CallToolResult:
     """
     mirror = result.content[0] if result.content else None  # the JSON text of the answer
     if isinstance(mirror, types.TextContent):
-        size = len(mirror.text)
+        size = len(mirror.text.encode("utf-8"))
     else:
         size = len(json.dumps(result.structured_content, separators=(",", ":")))
     if size <= limit:

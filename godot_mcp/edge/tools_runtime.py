@@ -470,15 +470,19 @@ WRITES_DISABLED = (
 )
 
 
-def writes_availability(deps: ServerDeps) -> str:
+def writes_allowed(deps: ServerDeps) -> bool:
     """``node.set`` and ``node.call`` can make a game do anything: off over HTTP by default."""
-    if deps.http and not deps.runtime.allow_writes:
+    return not deps.http or deps.runtime.allow_writes
+
+
+def writes_availability(deps: ServerDeps) -> str:
+    if not writes_allowed(deps):
         return f"unavailable: {WRITES_DISABLED}"
     return _availability("windowed", "headless")(deps)
 
 
 def _require_writes(call: ToolCall) -> None:
-    if call.deps.http and not call.deps.runtime.allow_writes:
+    if not writes_allowed(call.deps):
         raise Unavailable(WRITES_DISABLED)
 
 

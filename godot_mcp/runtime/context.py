@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from godot_mcp.godot.locate import GodotInstall
-from godot_mcp.godot.redact import PathPair
+from godot_mcp.godot.redact import PathPair, private_roots
 from godot_mcp.store.store import ArtifactStore
 
 
@@ -33,3 +33,7 @@ class Runtime:
     capacity: Capacity = field(default_factory=Capacity)
     private: tuple[PathPair, ...] = ()  # paths no text to a client may name (the state dir)
     allow_writes: bool = False  # runtime.node.set/call over HTTP (--allow-runtime-writes)
+
+    def private_paths(self) -> tuple[PathPair, ...]:
+        """What no text to a client may name: as configured, else the state dir and parent."""
+        return self.private or tuple(private_roots(self.store.layout.state_dir))

@@ -39,7 +39,6 @@ from godot_mcp.godot.presets import (
     project_name,
     read_presets,
 )
-from godot_mcp.godot.redact import private_roots
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import settle_interrupted
@@ -139,7 +138,7 @@ class ExportService:
             install.headless,
             self.store.layout.exports_dir,
             godot_major=install.headless_major or 3,
-            private=self.rt.private or private_roots(self.store.layout.state_dir),
+            private=self.rt.private_paths(),
         )
         self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
         try:

@@ -36,7 +36,6 @@ from godot_mcp.godot.game_errors import (
 )
 from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
 from godot_mcp.godot.locate import headless_availability, windowed_availability
-from godot_mcp.godot.redact import private_roots
 from godot_mcp.godot.session import GameRunner, GameSession, validate_recording
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.owner import me
@@ -94,8 +93,7 @@ class GameService:
         # Per process: servers sharing a state dir must not share an Xvfb cookie or temp files.
         self.scratch = root / f"{pid}-{start}"
         self.scratch.mkdir(mode=0o700, exist_ok=True)
-        private = rt.private or tuple(private_roots(rt.store.layout.state_dir))
-        self.runner = GameRunner(rt.godot, self.scratch, private)
+        self.runner = GameRunner(rt.godot, self.scratch, rt.private_paths())
         self.sessions: dict[str, Managed] = {}
         self._ended: set[str] = set()  # HTTP sessions that ended (a start in flight checks)
         self._starting = 0
@@ -231,7 +229,9 @@ class GameService:
             raise Failed(f"{method} raised a script error: {error.text}{where}")
         return reply.get("result")
 
-    async def wait(self, caller: Caller, session_id: str, until: dict[str, Any], timeout: float):
+    async def wait(
+        self, caller: Caller, session_id: str, until: dict[str, Any], timeout: float
+    ) -> dict[str, Any]:
         """Wait until a frame count, a node, a property value or a log line (bounded).
 
         Polls the game once a frame; answers ``{frame, value?}``; on timeout raises Timeout

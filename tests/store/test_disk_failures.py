@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from godot_mcp.store import blobs as blobs_module
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import NewArtifact
 from tests.store.conftest import Env, make_project, stdio_caller
+from tests.support.disks import tmpfs
 
 
 def _assert_nothing_kept(store: ArtifactStore, before: int) -> None:
@@ -55,17 +55,8 @@ def test_a_failing_fsync_is_a_typed_failure(env: Env, monkeypatch) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    res = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-    )
-    if res.returncode != 0:
-        pytest.skip(f"LOUD SKIP: cannot mount a small tmpfs here ({res.stderr.strip()})")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
+    with tmpfs(tmp_path / "disk", "3m") as mount:
+        yield mount
 
 
 def test_a_real_full_disk_refuses_the_registration_and_keeps_the_store_usable(
