@@ -81,15 +81,18 @@ async def _read_all(c, sid: str, **args) -> list[dict]:
         cursor = page["next_cursor"]
 
 
-async def _start(c, scene: str) -> str:
-    answer = await ok(c, "runtime.session.start", {"mode": "headless", "scene": scene})
+async def _start(c, scene: str, mode: str = "headless") -> str:
+    answer = await ok(c, "runtime.session.start", {"mode": mode, "scene": scene})
     return answer["session"]["id"]
 
 
-async def test_the_log_has_levels_streams_and_the_source_of_a_runtime_error(log_connect):
+@pytest.mark.parametrize("mode", ["headless", "windowed"])
+async def test_the_log_has_levels_streams_and_the_source_of_a_runtime_error(log_connect, mode):
+    if mode == "windowed":
+        require_godot("godot3", "Xvfb")
     with anyio.fail_after(90):
         async with log_connect() as c:
-            sid = await _start(c, "res://lab.tscn")
+            sid = await _start(c, "res://lab.tscn", mode)
             errors = await ok(
                 c,
                 "runtime.log.read",

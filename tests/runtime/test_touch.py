@@ -110,9 +110,18 @@ def touch_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProjec
     served.http.stop()
 
 
-@pytest.fixture(params=["stdio", "http"])
+@pytest.fixture(
+    params=[("stdio", "headless"), ("http", "headless"), ("stdio", "windowed"), ("http", "windowed")],
+    ids=lambda p: "-".join(p),
+)
 def touch(request: pytest.FixtureRequest, touch_env: ServedProject) -> Connect:
-    return transport_factory(request.param, touch_env)
+    """A transport and a game mode: every touch test runs on both transports, headless and windowed."""
+    transport, mode = request.param
+    if mode == "windowed":
+        require_godot("godot3", "Xvfb")
+    factory = transport_factory(transport, touch_env)
+    factory.mode = mode  # type: ignore[attr-defined]
+    return factory
 
 
 async def _lines(c, sid: str, cursor: str | None, needle: str) -> tuple[list[str], str]:
@@ -126,7 +135,7 @@ async def _lines(c, sid: str, cursor: str | None, needle: str) -> tuple[list[str
 async def test_inputs_of_each_kind_reach_the_games_own_scripts(touch):
     with anyio.fail_after(90):
         async with touch() as c:
-            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            sid = (await ok(c, "runtime.session.start", {"mode": touch.mode}))["session"]["id"]
             _, cursor = await _lines(c, sid, None, "")
             sent = await ok(
                 c,
@@ -176,7 +185,7 @@ async def test_inputs_of_each_kind_reach_the_games_own_scripts(touch):
 async def test_pause_step_and_resume_move_the_game_exactly_as_stepped(touch):
     with anyio.fail_after(90):
         async with touch() as c:
-            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            sid = (await ok(c, "runtime.session.start", {"mode": touch.mode}))["session"]["id"]
             paused = await ok(c, "runtime.time.control", {"session_id": sid, "action": "pause"})
             assert paused["paused"] is True
             await anyio.sleep(0.2)  # let a paused frame or two pass: no tick may come
@@ -210,7 +219,7 @@ async def test_pause_step_and_resume_move_the_game_exactly_as_stepped(touch):
 async def test_the_scene_tree_is_listed_depth_first_bounded_and_never_cut_silently(touch):
     with anyio.fail_after(90):
         async with touch() as c:
-            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            sid = (await ok(c, "runtime.session.start", {"mode": touch.mode}))["session"]["id"]
             tree = await ok(c, "runtime.scene.tree", {"session_id": sid, "root": "/root/Lab"})
             paths = [n["path"] for n in tree["nodes"]]
             assert paths[:2] == ["/root/Lab", "/root/Lab/Field"]
@@ -240,7 +249,7 @@ async def test_the_scene_tree_is_listed_depth_first_bounded_and_never_cut_silent
 async def test_values_of_every_type_round_trip_and_methods_answer(touch):
     if touch.transport == "http":  # writes need --allow-runtime-writes over HTTP
         async with touch() as c:
-            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            sid = (await ok(c, "runtime.session.start", {"mode": touch.mode}))["session"]["id"]
             r = await c.call_tool(
                 "runtime_node_set",
                 {"session_id": sid, "path": "/root/Lab", "values": {"label": "x"}},
@@ -259,7 +268,7 @@ async def test_values_of_every_type_round_trip_and_methods_answer(touch):
         return
     with anyio.fail_after(90):
         async with touch() as c:
-            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            sid = (await ok(c, "runtime.session.start", {"mode": touch.mode}))["session"]["id"]
             got = await ok(c, "runtime.node.get", {"session_id": sid, "path": "/root/Lab"})
             v = got["values"]
             assert got["class"] == "Node2D" and got["truncated"] is False
@@ -346,7 +355,7 @@ async def test_values_of_every_type_round_trip_and_methods_answer(touch):
 async def test_a_wait_never_delays_the_call_that_satisfies_it(touch):
     with anyio.fail_after(90):
         async with touch() as c:
-            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            sid = (await ok(c, "runtime.session.start", {"mode": touch.mode}))["session"]["id"]
             waited: dict = {}
 
             async def wait_for_jump() -> None:
