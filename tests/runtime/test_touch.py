@@ -111,11 +111,11 @@ def touch_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProjec
 
 
 @pytest.fixture(
-    params=[("stdio", "headless"), ("http", "headless"), ("stdio", "windowed"), ("http", "windowed")],
+    params=[(t, m) for m in ("headless", "windowed") for t in ("stdio", "http")],
     ids=lambda p: "-".join(p),
 )
 def touch(request: pytest.FixtureRequest, touch_env: ServedProject) -> Connect:
-    """A transport and a game mode: every touch test runs on both transports, headless and windowed."""
+    """A transport and a game mode: each touch test runs on both, headless and windowed."""
     transport, mode = request.param
     if mode == "windowed":
         require_godot("godot3", "Xvfb")
