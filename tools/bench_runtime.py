@@ -164,9 +164,9 @@ async def main() -> int:
             )
             missed = 0
             for name, floor, goal, fn in rows:
-                session.validate_tool_result = unvalidated  # type: ignore[method-assign]
+                session.validate_tool_result = unvalidated  # type: ignore[method-assign,assignment]
                 wall = await timed(n, fn)
-                session.validate_tool_result = validate  # type: ignore[method-assign]
+                session.validate_tool_result = validate  # type: ignore[method-assign,assignment]
                 client = await timed(n, fn)
                 ratio = wall / floor
                 missed += ratio > goal
