@@ -166,7 +166,7 @@ async def main() -> int:
             for name, floor, goal, fn in rows:
                 session.validate_tool_result = unvalidated  # type: ignore[method-assign,assignment]
                 wall = await timed(n, fn)
-                session.validate_tool_result = validate  # type: ignore[method-assign,assignment]
+                session.validate_tool_result = validate  # type: ignore[method-assign]
                 client = await timed(n, fn)
                 ratio = wall / floor
                 missed += ratio > goal
