@@ -51,6 +51,7 @@ async def open_app(
     extra_tools: Sequence[Tool] = (),
 ) -> AsyncIterator[App]:
     """Open the store, reconcile it, start services, build the server; clean up on exit."""
+    from godot_mcp.runtime.checks import CheckService
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
 
@@ -76,6 +77,7 @@ async def open_app(
             limits=settings.limits,
             games=GameService(runtime),
             exports=exports,
+            checks=CheckService(runtime, exports),
             names=settings.tool_names,
         )
         try:

@@ -16,6 +16,7 @@ from godot_mcp.store.values import Caller, Limits
 
 if TYPE_CHECKING:
     from godot_mcp.edge.spec import NameStyle, Tools
+    from godot_mcp.runtime.checks import CheckService
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
 
@@ -32,6 +33,7 @@ class ServerDeps:
     limits: Limits
     games: GameService
     exports: ExportService
+    checks: CheckService
     names: NameStyle = "underscore"
     tools: Tools | None = field(default=None)
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import anyio
 from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
+from godot_mcp.edge.progress import EVERY_S, Progress
 from godot_mcp.edge.spec import ARTIFACT, STRING, Arg, Tool
 from godot_mcp.godot.presets import KINDS
 from godot_mcp.runtime.exports import ExportView
 
-PROGRESS_EVERY_S = 0.5  # at least one notification a second while a call waits
 MAX_WAIT_S = 50  # below the 60 s default request timeout of common clients
 STATES = ("running", "succeeded", "failed", "interrupted", "cancelled")
 
@@ -46,29 +45,6 @@ async def export_start(call: ToolCall) -> types.CallToolResult:
     return ok(export={"id": export_id, "state": "running"})
 
 
-class Progress:
-    """Progress notifications of one call: strictly increasing, ``total`` only when exact."""
-
-    def __init__(self, call: ToolCall) -> None:
-        self.call = call
-        self.last = 0.0
-
-    async def running(self, done: int, estimate: int, state: str) -> None:
-        self.last = max(float(done), self.last + 1.0)
-        if state == "verifying":
-            message = f"{done} bytes written; checking the outputs"
-        else:
-            message = f"{done} bytes written of about {estimate}"
-        await self.call.progress(self.last, None, message)
-
-    async def ended(self, state: str) -> None:
-        self.last += 1.0
-        await self.call.progress(self.last, self.last, f"the export {state}")
-        # Let the transport write it out before the answer it precedes (a client drops
-        # progress that reaches it after the response).
-        await anyio.sleep(0.05)
-
-
 async def export_status(call: ToolCall) -> types.CallToolResult:
     export_id, wait = call.args["export_id"], call.args["wait_seconds"]
     service = call.deps.exports
@@ -78,11 +54,14 @@ async def export_status(call: ToolCall) -> types.CallToolResult:
         deadline = time.monotonic() + wait
         while not service.settled(export_id) and (left := deadline - time.monotonic()) > 0:
             done, estimate, state = service.progress(export_id) or (0, 0, "running")
-            await progress.running(done, estimate, state)
-            await service.wait_settled(export_id, min(PROGRESS_EVERY_S, left))
+            if state == "verifying":
+                await progress.step(done, f"{done} bytes written; checking the outputs")
+            else:
+                await progress.step(done, f"{done} bytes written of about {estimate}")
+            await service.wait_settled(export_id, min(EVERY_S, left))
         view = service.view(call.caller, export_id)
         if view.state != "running":
-            await progress.ended(view.state)
+            await progress.ended(f"the export {view.state}")
     links: list[types.ContentBlock] = [resource_link(o) for o in view.outputs]
     return ok(links, export=describe(view))
 

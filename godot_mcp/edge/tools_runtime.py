@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -10,7 +9,7 @@ from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
-from godot_mcp.edge.outcomes import ok
+from godot_mcp.edge.outcomes import answer_budget, fitting, ok
 from godot_mcp.edge.spec import ARTIFACT, INTEGER, NULL, STRING, Arg, Availability, Tool
 from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot import session as limits
@@ -18,23 +17,6 @@ from godot_mcp.godot.gamelog import LEVELS, encode_cursor
 from godot_mcp.runtime.games import Managed
 
 MODES = ("windowed", "headless")
-
-
-def answer_budget(call: ToolCall) -> int:
-    """Bytes of JSON a list in an answer may take: max_output_bytes less room for the rest."""
-    return call.deps.limits.max_output_bytes - 2048
-
-
-def fitting(items: list[Any], budget: int) -> int:
-    """How many leading ``items`` fit ``budget`` bytes of JSON: fewer items, never a cut one."""
-    if len(json.dumps(items, separators=(",", ":"))) <= budget:
-        return len(items)
-    size = 0
-    for i, item in enumerate(items):
-        size += len(json.dumps(item, separators=(",", ":"))) + 1
-        if size > budget:
-            return i
-    return len(items)
 
 
 def _availability(*modes: str) -> Availability:

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import shutil
+from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -74,6 +75,7 @@ class ExportService:
         self.records = ExportRecords(rt.store)
         self.jobs: dict[str, ExportJob] = {}
         self._starting = 0
+        self.checks = 0  # project checks running (each holds a slot)
         self._ended: set[str] = set()
         self._unsettled: dict[str, tuple[str, str | None, str | None, int]] = {}
         self._done: dict[str, anyio.Event] = {}  # set when an export of this process ends
@@ -119,12 +121,7 @@ class ExportService:
         why = self.availability()
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
-        limit = self.rt.capacity.max_exports
-        if self.running() + self._starting >= limit:
-            raise Unavailable(
-                f"{limit} exports are running (this server's --max-exports); "
-                "wait for one or cancel it first"
-            )
+        self._check_capacity()
         install = self.rt.godot
         assert install.headless is not None  # availability said so
         if any(not n or n in (".", "..") or "/" in n or "\0" in n for n in expected):
@@ -140,11 +137,33 @@ class ExportService:
             godot_major=install.headless_major or 3,
             private=self.rt.private_paths(),
         )
-        self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
-        try:
+        with self.slot():
             return await self._launch(runner, caller, generation, preset, kind, expected)
+
+    def _check_capacity(self) -> None:
+        limit = self.rt.capacity.max_exports
+        if self.running() + self._starting >= limit:
+            raise Unavailable(
+                f"{limit} exports and checks are running (this server's --max-exports); "
+                "wait for one to end or cancel it first"
+            )
+
+    @contextlib.contextmanager
+    def slot(self, check: bool = False) -> Iterator[None]:
+        """Hold one of the --max-exports slots while an export starts or a check runs.
+
+        Unavailable when every slot is taken; held from here, so concurrent starts cannot
+        overshoot. A started export then holds its slot as a running job; a check holds it
+        until it ends (and counts as running meanwhile).
+        """
+        self._check_capacity()
+        self._starting += not check
+        self.checks += check
+        try:
+            yield
         finally:
-            self._starting -= 1
+            self._starting -= not check
+            self.checks -= check
 
     async def _launch(
         self,
@@ -322,8 +341,9 @@ class ExportService:
         return ExportView(row.id, row.preset, row.kind, row.state, outputs, row.error, row.log_tail)
 
     def running(self) -> int:
-        """How many of this server's exports are running (starting ones included)."""
-        return sum(1 for j in self.jobs.values() if j.state in (RUNNING, VERIFYING, "pending"))
+        """How many of this server's exports (and project checks) are running."""
+        jobs = sum(1 for j in self.jobs.values() if j.state in (RUNNING, VERIFYING, "pending"))
+        return jobs + self.checks
 
     def progress(self, export_id: str) -> tuple[int, int, str] | None:
         """Bytes written so far, the estimate, and the job's state (running or verifying)."""

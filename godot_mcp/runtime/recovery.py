@@ -134,23 +134,25 @@ def evidence_counts(store: ArtifactStore) -> dict[str, int]:
 
 
 def sweep_dead_scratch(store: ArtifactStore) -> int:
-    """Remove the game scratch of server processes that are gone; returns how many.
+    """Remove the game and check scratch of server processes that are gone; returns how many.
 
-    Each server keeps its frames, game logs and Xvfb cookie in ``scratch/games/<pid>-<start>``;
-    one that was killed leaves them behind. Judged by the same (pid, start) test as exports,
-    so a live server's scratch is never touched.
+    Each server keeps its frames, game logs and Xvfb cookie in ``scratch/games/<pid>-<start>``
+    and its project checks in ``scratch/checks/<pid>-<start>``; one that was killed leaves them
+    behind. Judged by the same (pid, start) test as exports, so a live server's scratch is
+    never touched.
     """
-    root = store.layout.scratch_dir / "games"
-    if not root.is_dir():
-        return 0
     removed = 0
-    for entry in root.iterdir():
-        pid, _, start = entry.name.partition("-")
-        if pid.isdigit() and alive(int(pid), start):
+    for kind in ("games", "checks"):
+        root = store.layout.scratch_dir / kind
+        if not root.is_dir():
             continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-        removed += 1
+        for entry in root.iterdir():
+            pid, _, start = entry.name.partition("-")
+            if pid.isdigit() and alive(int(pid), start):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+            removed += 1
     return removed

@@ -1,0 +1,119 @@
+"""``project.check``: every script and scene error of the project, before running the game."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from mcp import types
+
+from godot_mcp.edge.deps import ServerDeps, ToolCall
+from godot_mcp.edge.outcomes import answer_budget, fitting, ok
+from godot_mcp.edge.progress import EVERY_S, Progress
+from godot_mcp.edge.spec import INTEGER, STRING, Arg, Tool
+from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument
+from godot_mcp.godot.check import Report
+
+KINDS = ("parse", "load", "missing_dependency")
+MAX_PATHS = 100
+
+
+def check_paths(value: list[Any]) -> list[str]:
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item or len(item) > 4096:
+            raise InvalidArgument(f"paths[{i}] must be a res:// path (a non-empty string)")
+    return list(value)
+
+
+async def project_check(call: ToolCall) -> types.CallToolResult:
+    progress = Progress(call)
+    status = ["copying the project"]
+
+    async def seen(done: int, total: int) -> None:
+        status[0] = f"{done} of {total} files checked"
+
+    async def tick() -> None:
+        while True:
+            await progress.step(0, status[0])
+            await anyio.sleep(EVERY_S)
+
+    report: Report | None = None
+    refused: GodotMcpError | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tick)
+        try:
+            report = await call.deps.checks.run(call.args["paths"], seen)
+        except GodotMcpError as exc:  # raised past the task group, not inside a group of one
+            refused = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if refused is not None or report is None:
+        raise refused or Failed("the check ended without a report")
+    await progress.ended(f"the check ended: {len(report.problems)} errors")
+    errors = [p.as_dict() for p in report.problems]
+    kept = errors[: fitting(errors, answer_budget(call))]
+    return ok(
+        errors=kept,
+        checked={"scripts": report.scripts, "scenes": report.scenes},
+        truncated=len(kept) < len(errors),
+    )
+
+
+def availability(deps: ServerDeps) -> str:
+    return deps.checks.availability()
+
+
+_ERROR = {
+    "type": "object",
+    "properties": {
+        "path": STRING,
+        "line": INTEGER,
+        "message": STRING,
+        "kind": {"enum": list(KINDS)},
+    },
+    "required": ["path", "message", "kind"],
+    "additionalProperties": False,
+}
+_CHECKED = {
+    "type": "object",
+    "properties": {"scripts": INTEGER, "scenes": INTEGER},
+    "required": ["scripts", "scenes"],
+    "additionalProperties": False,
+}
+
+TOOLS = [
+    Tool(
+        "project.check",
+        "Check the project's scripts and scenes",
+        "Parse every GDScript and load every scene and resource of the project (or under "
+        "paths) with the project's own Godot, headless, on a private copy: the project is "
+        "not changed and no game runs. Each problem once, with its res:// path, the line for "
+        "parse errors and a kind: parse (a script that does not compile), load (a scene or "
+        "resource that fails to load) or missing_dependency (a scene naming a file that does "
+        "not exist; path is the scene). outcome ok whenever the check ran, errors [] when "
+        "clean; checked counts the scripts and the scenes (resources included) loaded. "
+        "Seconds for most projects (one Godot process, about 0.1 s a file at most); holds "
+        "an export slot while it runs.",
+        project_check,
+        args=(
+            Arg(
+                "paths",
+                "array",
+                "res:// files or folders to check; default the whole project",
+                min_items=1,
+                max_items=MAX_PATHS,
+                schema_extra={"items": {"type": "string", "maxLength": 4096}},
+                check=check_paths,
+            ),
+        ),
+        answer={
+            "errors": {"type": "array", "items": _ERROR},
+            "checked": _CHECKED,
+            "truncated": {"type": "boolean"},
+        },
+        required=("errors", "checked", "truncated"),
+        read_only=True,
+        idempotent=True,
+        availability=availability,
+    ),
+]

@@ -1,0 +1,27 @@
+extends SceneTree
+# The project check for Godot 3 (see godot/check.py): loads every listed file in this one
+# process and marks where each begins and ends on stderr, where Godot prints its errors.
+# The server fills in __LIST__ (a file of res:// paths, one a line) and __MARK__ (a nonce).
+
+const LIST = "__LIST__"
+const MARK = "__MARK__"
+
+
+func _init():
+	var f = File.new()
+	if f.open(LIST, File.READ) != OK:
+		printerr(MARK + " FATAL cannot read the list of files")
+		quit(3)
+		return
+	var paths = f.get_as_text().split("\n", false)
+	f.close()
+	printerr(MARK + " START %d" % paths.size())
+	for p in paths:
+		printerr(MARK + " BEGIN " + p)
+		var r = ResourceLoader.load(p, "", true)
+		var ok = r != null
+		if ok and r is Script:
+			ok = r.can_instance()
+		printerr(MARK + (" END ok " if ok else " END failed ") + p)
+	printerr(MARK + " DONE")
+	quit()

@@ -1,0 +1,88 @@
+"""``project.check``: the project's scripts, scenes and resources checked by its own Godot.
+
+Read-only for callers (it answers what it found and keeps nothing), so any caller may run
+one; it is the same kind of work as an export (a headless Godot on a private copy, in the
+sandbox) and holds one of the ``--max-exports`` slots while it runs. Its scratch lives in
+``scratch/checks/<pid>-<start>/``: a killed server's is swept like its game scratch.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+
+import anyio
+
+from godot_mcp.errors import Failed, InvalidArgument, Timeout, Unavailable
+from godot_mcp.godot import check, tree
+from godot_mcp.godot.check import Progress, Report
+from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.exports import ExportService
+from godot_mcp.runtime.owner import me
+from godot_mcp.store.ids import new_id
+
+SLACK = 16 << 20  # free space kept beyond the copy, for Godot's own writes and the log
+
+
+class CheckService:
+    """Runs the project checks of one server process."""
+
+    def __init__(self, rt: Runtime, exports: ExportService) -> None:
+        self.rt = rt
+        self.exports = exports
+        pid, start = me()
+        self.scratch = rt.store.layout.scratch_dir / "checks" / f"{pid}-{start}"
+
+    def availability(self) -> str:
+        return self.exports.availability()
+
+    async def run(self, paths: Sequence[str] | None, progress: Progress | None = None) -> Report:
+        """Check the project (under ``paths``); refusals are typed, nothing is kept after."""
+        why = self.availability()
+        if why != "available":
+            raise Unavailable(why.removeprefix("unavailable: "))
+        install = self.rt.godot
+        assert install.headless is not None  # availability said so
+        with self.exports.slot(check=True):
+            try:
+                plan = await anyio.to_thread.run_sync(tree.plan, self.rt.project)
+                files = check.select(plan, paths)
+            except (tree.TreeError, check.BadPaths) as exc:
+                raise InvalidArgument(exc.message) from None
+            self._check_space(plan)
+            job = check.Check(
+                install.headless,
+                install.headless_major or 3,
+                self.scratch / new_id(),
+                self.rt.project,
+                private=self.rt.private_paths(),
+            )
+            try:
+                await anyio.to_thread.run_sync(job.prepare, plan, files)
+                job.launch()
+                return await job.run(check.time_limit(len(files)), progress)
+            except tree.TreeError as exc:
+                raise Failed(f"the project could not be copied: {exc.message}") from None
+            except OSError as exc:
+                raise Failed(f"the project could not be copied: {exc.strerror or exc}") from None
+            except check.CheckTimeout as exc:
+                raise Timeout(exc.message) from None
+            except check.CheckFailed as exc:
+                raise Failed(exc.message) from None
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await job.stop()
+                    await anyio.to_thread.run_sync(job.cleanup)
+
+    def _check_space(self, plan: tree.Plan) -> None:
+        need = plan.bytes + SLACK
+        self.scratch.mkdir(parents=True, mode=0o700, exist_ok=True)
+        try:
+            free = shutil.disk_usage(self.scratch).free
+        except OSError:
+            return
+        if free < need:
+            raise Unavailable(
+                f"the state dir's disk has {free} bytes free; a check needs about {need} "
+                "(a copy of the project)"
+            )
