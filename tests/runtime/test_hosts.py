@@ -151,6 +151,8 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
             full = (await call("project_export", {"preset": "Linux/X11"}))["export"]
             await call("project_export_status", {"export_id": full["id"], "wait_seconds": 30})
             await call("project_export", {"preset": "Nope"})
+            await call("project_check")
+            await call("project_check", {"paths": ["res://nope"]})
             await call("runtime_session_stop", {"session_id": "A" * 22})
             await call("project_reload")
     listed = {t.name.replace(".", "_") for t in shipped_tools()}

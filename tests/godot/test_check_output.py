@@ -1,0 +1,180 @@
+"""The check's output reader: Godot 3 and Godot 4 error formats, noise, each problem once."""
+
+from __future__ import annotations
+
+from godot_mcp.godot import check, tree
+
+M = "@@godot-mcp-check-0123456789abcdef"
+KNOWN = frozenset({"res://a.gd", "res://s.tscn", "res://icon.png", "res://t.tscn"})
+
+
+def read(text: str, known: frozenset[str] = KNOWN) -> check.OutputReader:
+    reader = check.OutputReader(M, known)
+    for line in text.splitlines():
+        reader.feed(line)
+    return reader
+
+
+def found(reader: check.OutputReader) -> list[tuple[str, str, int | None, str]]:
+    return [(p.kind, p.path, p.line, p.message) for p in reader.problems]
+
+
+GODOT3 = f"""\
+ERROR: make_dir_recursive: Method failed. Returning: err
+   At: core/os/dir_access.cpp:185.
+ERROR: get_language_code: Invalid locale 'C'.
+   At: core/translation.cpp:945.
+SCRIPT ERROR: GDScript::reload: Parse Error: autoload noise before the check
+   At: res://a.gd:1.
+{M} START 3
+{M} BEGIN res://a.gd
+SCRIPT ERROR: GDScript::reload: Parse Error: The identifier "x" isn't declared in the current scope.
+   At: res://a.gd:7.
+ERROR: reload: Method failed. Returning: ERR_PARSE_ERROR
+   At: modules/gdscript/gdscript.cpp:599.
+{M} END failed res://a.gd
+{M} BEGIN res://s.tscn
+ERROR: load_source_code: Condition "err" is true. Returned: err
+   At: modules/gdscript/gdscript.cpp:829.
+ERROR: load: Cannot load source code from file 'res://gone.gd'.
+   At: modules/gdscript/gdscript.cpp:2286.
+ERROR: poll: res://s.tscn:3 - Parse Error: [ext_resource] referenced nonexistent resource at: res://gone.gd
+   At: scene/resources/resource_format_text.cpp:440.
+ERROR: load: Failed to load resource 'res://s.tscn'.
+   At: core/io/resource_loader.cpp:208.
+{M} END failed res://s.tscn
+{M} BEGIN res://t.tscn
+SCRIPT ERROR: GDScript::reload: Parse Error: The identifier "x" isn't declared in the current scope.
+   At: res://a.gd:7.
+{M} END ok res://t.tscn
+{M} DONE
+"""
+
+GODOT4 = f"""\
+\x1b[1;31mERROR:\x1b[0;91m Invalid locale 'C'.\x1b[0m
+{M} START 3
+{M} BEGIN res://a.gd
+SCRIPT ERROR: Parse Error: Identifier "x" not declared in the current scope.
+          at: GDScript::reload (res://a.gd:7)
+ERROR: Failed to load script "res://a.gd" with error "Parse error".
+   at: load (modules/gdscript/gdscript.cpp:2907)
+{M} END failed res://a.gd
+{M} BEGIN res://s.tscn
+ERROR: Resource file not found: res://icon.png (expected type: Texture2D)
+\x1b[1;31mERROR:\x1b[0;91m res://s.tscn:13 - Parse Error: [ext_resource] referenced \
+non-existent resource at: res://icon.png.\x1b[0m
+{M} END failed res://s.tscn
+{M} BEGIN res://t.tscn
+SCRIPT ERROR: Compile Error: Failed to compile depended scripts.
+          at: GDScript::reload (res://t.gd:0)
+ERROR: res://t.tscn:4 - Parse Error: [ext_resource] referenced non-existent resource at: res://gone.gd.
+{M} END failed res://t.tscn
+{M} DONE
+"""
+
+
+def test_godot3_output():
+    reader = read(GODOT3)
+    assert found(reader) == [
+        ("parse", "res://a.gd", 7, 'The identifier "x" isn\'t declared in the current scope.'),
+        ("missing_dependency", "res://s.tscn", 3, "missing file: res://gone.gd"),
+    ]
+    assert reader.done == 3 and reader.finished
+
+
+def test_godot4_output():
+    reader = read(GODOT4)
+    assert found(reader) == [
+        ("parse", "res://a.gd", 7, 'Identifier "x" not declared in the current scope.'),
+        (
+            "load",
+            "res://s.tscn",
+            13,
+            "res://icon.png exists but does not load (is the project imported?)",
+        ),
+        ("missing_dependency", "res://t.tscn", 4, "missing file: res://gone.gd"),
+    ]
+    assert reader.done == 3 and reader.finished
+
+
+def test_a_failed_load_with_no_known_error_is_a_load_problem_with_its_first_error():
+    reader = read(
+        f"{M} BEGIN res://s.tscn\n"
+        'ERROR: get_dependencies: Condition "error != OK" is true.\n'
+        "ERROR: _load: Failed loading resource: res://s.tscn. Make sure resources have been "
+        "imported by opening the project in the editor at least once.\n"
+        f"{M} END failed res://s.tscn\n"
+        f"{M} BEGIN res://a.gd\n"
+        f"{M} END failed res://a.gd\n"
+    )
+    assert found(reader) == [
+        (
+            "load",
+            "res://s.tscn",
+            None,
+            "Failed loading resource: res://s.tscn. Make sure resources have been imported by "
+            "opening the project in the editor at least once.",
+        ),
+        ("load", "res://a.gd", None, "Godot could not load it"),
+    ]
+    assert not reader.finished  # no DONE: the run did not complete
+
+
+def test_a_script_error_without_its_place_is_the_current_files():
+    reader = read(
+        f"{M} BEGIN res://a.gd\nSCRIPT ERROR: Parse Error: broken\n{M} END failed res://a.gd\n"
+    )
+    assert found(reader) == [("parse", "res://a.gd", None, "broken")]
+
+
+def test_forged_markers_need_the_nonce_and_messages_are_redacted_and_bounded():
+    reader = check.OutputReader(M, KNOWN, lambda s: s.replace("/secret/dir", "<scratch>"))
+    for line in (
+        "@@godot-mcp-check-ffff BEGIN res://a.gd",
+        f"{M} BEGIN res://a.gd",
+        "SCRIPT ERROR: Parse Error: cannot open /secret/dir/x " + "y" * 5000,
+        "   At: res://a.gd:2.",
+        f"{M} END failed res://a.gd",
+    ):
+        reader.feed(line)
+    (problem,) = reader.problems
+    assert problem.message.startswith("cannot open <scratch>/x yyy")
+    assert len(problem.message) == check.MAX_MESSAGE
+
+
+def _plan(files: list[str]) -> tree.Plan:
+    p = tree.Plan(root=tree.Path("/nonexistent"))
+    dirs = sorted({"/".join(f.split("/")[:i]) for f in files for i in range(1, f.count("/") + 1)})
+    p.entries = [tree.Entry(d, d, True) for d in dirs] + [tree.Entry(f, f, False) for f in files]
+    return p
+
+
+def test_select_orders_scripts_first_and_leaves_out_caches_and_ignored_folders():
+    plan = _plan(
+        [
+            "main.tscn",
+            "b.gd",
+            "a.gd",
+            "data/x.tres",
+            ".import/icon.png-1.stex",
+            ".import/evil.gd",
+            "addons/tool/t.gd",
+            "raw/.gdignore",
+            "raw/skip.gd",
+            "icon.png",
+            "bad\nname.gd",
+        ]
+    )
+    assert check.select(plan, None) == [
+        "res://a.gd",
+        "res://addons/tool/t.gd",
+        "res://b.gd",
+        "res://data/x.tres",
+        "res://main.tscn",
+    ]
+    assert check.select(plan, ["res://addons/", "res://main.tscn"]) == [
+        "res://addons/tool/t.gd",
+        "res://main.tscn",
+    ]
+    assert check.select(plan, ["res://"]) == check.select(plan, None)
+    assert check.select(plan, ["res://raw"]) == []

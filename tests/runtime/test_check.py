@@ -1,0 +1,245 @@
+"""project.check with a real headless Godot: every problem once, with its place; nothing changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from godot_mcp.godot import check, tree
+from tests.mcp.conftest import Connect, transport_factory
+from tests.runtime.conftest import require_godot
+from tests.runtime.test_captures import ok
+from tests.support.procs import cmdline
+from tests.support.servers import ServedProject, serve_project, stdio_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+
+PROJECT = """\
+config_version=4
+
+[application]
+
+config/name="checked"
+run/main_scene="res://main.tscn"
+
+[autoload]
+
+Global="*res://global.gd"
+"""
+CLEAN = {
+    "global.gd": "extends Node\n\nvar score := 1\n",
+    "main.gd": "extends Node2D\n\nfunc _ready():\n\tprint(Global.score)\n",
+    "main.tscn": (
+        '[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://main.gd" '
+        'type="Script" id=1]\n\n[node name="Main" type="Node2D"]\nscript = ExtResource( 1 )\n'
+    ),
+    "sub/deeper/helper.gd": "extends Reference\n\nfunc twice(x):\n\treturn 2 * x\n",
+    "data/env.tres": (
+        '[gd_resource type="Environment" format=2]\n\n[resource]\nbackground_mode = 1\n'
+    ),
+    "notes.txt": "not checked\n",
+}
+BROKEN = {
+    **CLEAN,
+    # an expression cut short on line 4: Godot names line 5, where it found out
+    "broken.gd": "extends Node\n\nfunc f():\n\tvar x = \n\treturn 1\n",
+    # line 7: an identifier nobody declared, in a subfolder
+    "sub/undeclared.gd": (
+        "extends Node\n\nfunc f():\n\treturn 1\n\nfunc g():\n\treturn nobody + 1\n"
+    ),
+    # line 3: a script that does not exist
+    "bad.tscn": (
+        '[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://missing.gd" '
+        'type="Script" id=1]\n\n[node name="Bad" type="Node"]\nscript = ExtResource( 1 )\n'
+    ),
+    # a scene of the broken script: its error is still reported once
+    "uses_broken.tscn": (
+        '[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://broken.gd" '
+        'type="Script" id=1]\n\n[node name="U" type="Node"]\nscript = ExtResource( 1 )\n'
+    ),
+}
+SLOW_GLOBAL = "extends Node\n\nvar score := 1\n\nfunc _init():\n\tOS.delay_msec({ms})\n"
+
+
+def make(root: Path, files: dict[str, str], project: str = PROJECT) -> Path:
+    root.mkdir(parents=True)
+    (root / "project.godot").write_text(project)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def tree_hash(root: Path) -> str:
+    """Every path, mode and byte under ``root`` (links not followed)."""
+    h = hashlib.sha256()
+    for top, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            path = Path(top) / name
+            st = path.lstat()
+            h.update(f"{path.relative_to(root)}\0{st.st_mode}\0".encode())
+            if path.is_file() and not path.is_symlink():
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def check_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject]:
+    require_godot("godot3-server", "bwrap")
+    base = tmp_path_factory.mktemp("check")
+    make(base / "clean", CLEAN)
+    project = make(base / "broken", BROKEN)
+    served = serve_project(project, base / "state")
+    yield served
+    served.http.stop()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def checking(request: pytest.FixtureRequest, check_env: ServedProject) -> Connect:
+    return transport_factory(request.param, check_env)
+
+
+def places(answer: dict) -> set[tuple[str, str, int | None]]:
+    return {(e["kind"], e["path"], e.get("line")) for e in answer["errors"]}
+
+
+async def test_each_problem_is_found_once_with_its_place(checking, check_env):
+    before = tree_hash(check_env.project)
+    with anyio.fail_after(120):
+        async with checking() as c:
+            answer = await ok(c, "project.check")
+    assert places(answer) == {
+        ("parse", "res://broken.gd", 5),
+        ("parse", "res://sub/undeclared.gd", 7),
+        ("missing_dependency", "res://bad.tscn", 3),
+    }
+    assert len(answer["errors"]) == 3 and answer["truncated"] is False
+    by_path = {e["path"]: e for e in answer["errors"]}
+    assert '"nobody"' in by_path["res://sub/undeclared.gd"]["message"]
+    assert "res://missing.gd" in by_path["res://bad.tscn"]["message"]
+    assert answer["checked"] == {"scripts": 5, "scenes": 4}
+    text = json.dumps(answer)
+    for private in (check_env.state_dir, check_env.project, check_env.project.parent):
+        assert str(private) not in text
+    assert tree_hash(check_env.project) == before  # nothing written, not even .import/
+    assert not (check_env.project / ".import").exists()
+
+
+async def test_paths_narrow_the_check_and_unknown_paths_are_refused(checking):
+    with anyio.fail_after(120):
+        async with checking() as c:
+            sub = await ok(c, "project.check", {"paths": ["res://sub"]})
+            assert places(sub) == {("parse", "res://sub/undeclared.gd", 7)}
+            assert sub["checked"] == {"scripts": 2, "scenes": 0}
+            two = await ok(
+                c, "project.check", {"paths": ["res://bad.tscn", "res://sub/deeper/helper.gd"]}
+            )
+            assert places(two) == {("missing_dependency", "res://bad.tscn", 3)}
+            assert two["checked"] == {"scripts": 1, "scenes": 1}
+            for paths, why in (
+                (["res://nope"], "res://nope is not a file or folder of the project"),
+                (["res://../etc"], "'res://../etc' is not a plain res:// path"),
+                (["/etc/passwd"], "'/etc/passwd' is not a res:// path"),
+                (["res://notes.txt"], "res://notes.txt is not a script, scene or resource"),
+            ):
+                r = await c.call_tool("project_check", {"paths": paths})
+                assert r.structured_content["outcome"] == "invalid_argument", paths
+                assert r.structured_content["message"].startswith(why), r.structured_content
+
+
+async def test_any_http_principal_may_check(check_env):
+    with anyio.fail_after(120):
+        async with check_env.connect("http", "bob") as c:
+            answer = await ok(c, "project.check", {"paths": ["res://sub/deeper"]})
+    assert answer["errors"] == [] and answer["checked"] == {"scripts": 1, "scenes": 0}
+
+
+async def test_a_clean_project_checks_clean(tmp_path, check_env):
+    clean = check_env.project.parent / "clean"
+    before = tree_hash(clean)
+    with anyio.fail_after(120):
+        async with stdio_client(clean, tmp_path / "state") as c:
+            answer = await ok(c, "project.check")
+    assert answer == {
+        "outcome": "ok",
+        "errors": [],
+        "checked": {"scripts": 3, "scenes": 2},
+        "truncated": False,
+    }
+    assert tree_hash(clean) == before
+
+
+async def test_a_link_out_of_the_project_refuses_the_check(tmp_path):
+    require_godot("godot3-server", "bwrap")
+    project = make(tmp_path / "p", CLEAN)
+    (project / "leak.gd").symlink_to("/etc/passwd")
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "state") as c:
+            r = await c.call_tool("project_check", {})
+    assert r.structured_content["outcome"] == "invalid_argument"
+    assert "res://leak.gd" in r.structured_content["message"]
+    assert "/etc/passwd" not in r.structured_content["message"]
+
+
+def _check_processes(where: Path) -> list[int]:
+    marker = str(where)
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and marker in cmdline(int(p))]
+
+
+async def _until(predicate, seconds: float = 20) -> None:
+    with anyio.fail_after(seconds):
+        while not predicate():
+            await anyio.sleep(0.05)
+
+
+async def test_a_check_holds_an_export_slot_and_a_cancelled_one_leaves_nothing(tmp_path):
+    require_godot("godot3-server", "bwrap")
+    slow = {**CLEAN, "global.gd": SLOW_GLOBAL.format(ms=60_000)}
+    project = make(tmp_path / "slow", slow)
+    state = tmp_path / "state"
+    checks = state / "scratch" / "checks"
+    async with stdio_client(project, state, "--max-exports", "1") as c:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(c.call_tool, "project_check", {})
+                await _until(lambda: bool(_check_processes(checks)))
+                profile = await ok(c, "server.profile")
+                assert profile["capacity"]["exports_running"] == 1
+                second = await c.call_tool("project_check", {})
+                assert second.structured_content["outcome"] == "unavailable"
+                assert "--max-exports" in second.structured_content["message"]
+                tg.cancel_scope.cancel()  # the caller goes away: notifications/cancelled
+            await _until(lambda: not _check_processes(checks))
+            await _until(lambda: not list(checks.glob("*/*")))  # its copy removed
+            profile = await ok(c, "server.profile")
+            assert profile["capacity"]["exports_running"] == 0
+
+
+async def test_a_check_past_its_time_limit_ends_with_its_process_group(tmp_path):
+    require_godot("godot3-server", "bwrap")
+    project = make(tmp_path / "slow", {**CLEAN, "global.gd": SLOW_GLOBAL.format(ms=60_000)})
+    plan = tree.plan(project)
+    job = check.Check("godot3-server", 3, tmp_path / "work", project)
+    job.prepare(plan, check.select(plan, None))
+    job.launch()
+    started = time.monotonic()
+    with pytest.raises(check.CheckTimeout) as caught:
+        await job.run(timeout=2)
+    assert 2 <= time.monotonic() - started < 15
+    assert caught.value.message == "the check did not finish within 2 s (0 of 5 files checked)"
+    assert not _check_processes(tmp_path / "work")
+    job.cleanup()
+    assert not (tmp_path / "work").exists()
+
+
+def test_the_time_limit_scales_with_the_project():
+    assert check.time_limit(0) == 30
+    assert check.time_limit(5000) == 530
