@@ -22,7 +22,10 @@ class Progress:
         await self.call.progress(self.last, None, message)
 
     async def ended(self, message: str) -> None:
-        """The last notification: its ``total`` equals its value."""
+        """The last notification: its ``total`` equals its value (none if none went before:
+        a call that ends within ``EVERY_S`` needs no progress)."""
+        if self.last == 0.0:
+            return
         self.last += 1.0
         await self.call.progress(self.last, self.last, message)
         # Let the transport write it out before the answer it precedes (a client drops

@@ -27,15 +27,15 @@ def check_paths(value: list[Any]) -> list[str]:
 
 async def project_check(call: ToolCall) -> types.CallToolResult:
     progress = Progress(call)
-    status = ["copying the project"]
+    status = ["starting Godot"]
 
     async def seen(done: int, total: int) -> None:
         status[0] = f"{done} of {total} files checked"
 
     async def tick() -> None:
         while True:
-            await progress.step(0, status[0])
             await anyio.sleep(EVERY_S)
+            await progress.step(0, status[0])
 
     report: Report | None = None
     refused: GodotMcpError | None = None

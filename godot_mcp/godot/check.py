@@ -1,12 +1,17 @@
 """Check a project's scripts, scenes and resources with its own Godot, headless, in one process.
 
-A check runs on a private copy of the project (``tree.plan`` and ``tree.copy``: links judged
-where the project is, none in the copy), under the same sandbox as exports, because Godot
-writes while it loads (``.import/``, settings) and instances the project's autoloads before
-any script given with ``--script`` runs. One Godot process loads every selected file in turn
-(``check3.gd`` / ``check4.gd``), each between a ``BEGIN`` and an ``END`` line carrying a
-nonce, on stderr, where Godot prints its own errors; :class:`OutputReader` turns that stream
-into problems as it arrives, so memory stays bounded and progress is known.
+The project is planned like an export's (``tree.plan``: a link out of the project refuses
+the check) and then checked read-only, in place: Godot runs in the exports' sandbox, where
+the project is bound read-only from a descriptor of the planned root (its identity checked),
+so nothing can be written into it and nothing outside it (the state dir, the user's files)
+is there to be read, whatever its links name by then; it matters because Godot instances
+the project's autoloads before any script given with ``--script`` runs. Without the
+sandbox (tests only) the check runs on a private copy (``tree.copy``) instead.
+
+One Godot process loads every selected file in turn (``check3.gd`` / ``check4.gd``), each
+between a ``BEGIN`` and an ``END`` line carrying a nonce, on stderr, where Godot prints its
+own errors; :class:`OutputReader` turns that stream into problems as it arrives, so memory
+stays bounded and progress is known. Scripts stay loaded, so each is parsed once.
 
 What counts, inside a file's BEGIN/END only (engine start-up and the autoloads' own output
 are never a project error)::
@@ -42,11 +47,13 @@ import os
 import re
 import secrets
 import shutil
+import subprocess
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+
+import anyio
 
 from godot_mcp.godot import sandbox, tree
 from godot_mcp.godot.child import Child
@@ -198,6 +205,7 @@ class OutputReader:
     done: int = 0
     finished: bool = False
     _seen: set[Problem] = field(default_factory=set)
+    _reported: set[str] = field(default_factory=set)  # paths with a problem already
     _current: str | None = None
     _own: bool = False  # a problem of the current file itself was recorded
     _first_error: str | None = None  # the first error line naming the current file
@@ -227,7 +235,7 @@ class OutputReader:
             self._first_error = self._any_error = None
         elif verb == "END":
             state, _, path = arg.partition(" ")
-            if state == "failed" and not self._own:
+            if state == "failed" and not self._own and path not in self._reported:
                 why = self._first_error or self._any_error or "Godot could not load it"
                 self._add(Problem("load", path, why))
             self._current = None
@@ -270,6 +278,7 @@ class OutputReader:
         )
         if problem.path == self._current:
             self._own = True
+        self._reported.add(problem.path)
         if problem not in self._seen:
             self._seen.add(problem)
             self.problems.append(problem)
@@ -295,7 +304,8 @@ class Check:
         self.major = 4 if major >= 4 else 3
         self.work_dir = Path(work_dir)
         self.snapshot = self.work_dir / "snapshot"
-        self.log_path = self.work_dir / "log.txt"
+        self.root = self.snapshot  # what Godot's --path names: the project, or its copy
+        self._root_id = (0, 0)
         self.env = dict(os.environ if env is None else env)
         self.sandboxed = sandboxed
         self.mark = "@@godot-mcp-check-" + secrets.token_hex(8)
@@ -317,11 +327,15 @@ class Check:
         self.redact = Scrubber(pairs)
 
     def prepare(self, plan: tree.Plan, files: list[str]) -> None:
-        """Copy the project and write the list and the check script (blocking: use a thread)."""
+        """Write the list and the check script, and copy the project when not sandboxed
+        (blocking: use a thread)."""
         self.files = files
         self.known = frozenset(tree.res_path(e.rel) for e in plan.entries if not e.is_dir)
         self.work_dir.mkdir(parents=True, mode=0o700)
-        tree.copy(plan, self.snapshot)
+        if self.sandboxed:
+            self.root, self._root_id = plan.root, plan.root_id
+        else:
+            tree.copy(plan, self.snapshot)
         for sub in ("xdg/config", "xdg/cache", "xdg/data"):
             (self.work_dir / sub).mkdir(parents=True)
         listing = self.work_dir / "list.txt"
@@ -330,17 +344,23 @@ class Check:
         source = source.replace("__LIST__", _gd_string(str(listing))).replace("__MARK__", self.mark)
         (self.work_dir / "check.gd").write_text(source, encoding="utf-8")
 
-    def command(self) -> list[str]:
-        """Godot's command line (inside the sandbox when sandboxed)."""
+    def command(self, root_fd: int | None = None) -> list[str]:
+        """Godot's command line (inside the sandbox, the project bound from ``root_fd``)."""
         flags = ["--headless"] if self.major >= 4 else []
         script = str(self.work_dir / "check.gd")
-        godot = [self.binary, *flags, "--path", str(self.snapshot), "--script", script]
+        godot = [self.binary, *flags, "--path", str(self.root), "--script", script]
         if not self.sandboxed:
             return godot
+        assert root_fd is not None
         binary = shutil.which(self.binary) or self.binary
         seen = [Path(os.path.realpath(binary)).parent]
         return sandbox.wrap(
-            godot, rw=[self.work_dir], ro=seen, cwd=self.work_dir, home=self.work_dir / "xdg"
+            godot,
+            rw=[self.work_dir],
+            ro=seen,
+            cwd=self.work_dir,
+            home=self.work_dir / "xdg",
+            ro_fds=[(root_fd, self.root)],
         )
 
     def launch(self) -> None:
@@ -348,42 +368,68 @@ class Check:
         env = {k: v for k, v in self.env.items() if k not in ("PWD", "OLDPWD")}
         for name, sub in (("CONFIG", "config"), ("CACHE", "cache"), ("DATA", "data")):
             env[f"XDG_{name}_HOME"] = str(self.work_dir / "xdg" / sub)
-        with open(self.log_path, "wb") as log:
-            try:
-                self._proc = Child.spawn(
-                    self.command(), env=env, stdout=log, cwd=str(self.work_dir)
-                )
-            except OSError as exc:
-                raise CheckFailed(f"cannot start Godot: {exc.strerror or exc}") from None
+        root_fd = None
+        try:
+            if self.sandboxed:
+                root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                st = os.fstat(root_fd)
+                if (st.st_dev, st.st_ino) != self._root_id:
+                    raise CheckFailed("the project folder was replaced while it was checked")
+            self._proc = Child.spawn(
+                self.command(root_fd),
+                env=env,
+                stdout=subprocess.PIPE,
+                cwd=str(self.work_dir),
+                pass_fds=() if root_fd is None else (root_fd,),
+            )
+        except OSError as exc:
+            raise CheckFailed(f"cannot start Godot: {exc.strerror or exc}") from None
+        finally:
+            if root_fd is not None:
+                os.close(root_fd)
 
     async def run(self, timeout: float, progress: Progress | None = None) -> Report:
-        """Follow the check to its end; the process is always gone when this returns."""
-        assert self._proc is not None, "launch() first"
+        """Follow the check to its end; the process is always gone when this returns.
+
+        Godot's output is read from a pipe as it comes and only problems are kept, so a
+        project that prints without end costs neither memory nor the state dir's disk.
+        """
+        assert self._proc is not None and self._proc.stdout is not None, "launch() first"
         reader = OutputReader(self.mark, self.known, self.redact)
-        deadline = time.monotonic() + timeout
+        lines = _Lines()
+        fd = self._proc.stdout.fileno()
+        os.set_blocking(fd, False)
+        told = 0.0
         try:
-            with open(self.log_path, "rb") as log:
-                lines = _Lines(log)
-                while self._proc.poll() is None:
-                    if time.monotonic() >= deadline:
-                        raise CheckTimeout(
-                            f"the check did not finish within {timeout:.0f} s "
-                            f"({reader.done} of {len(self.files)} files checked)"
-                        )
-                    await self._proc.wait_for(0.25)
-                    for line in lines.read():
+            with anyio.move_on_after(timeout) as scope:
+                while True:
+                    await anyio.wait_readable(fd)
+                    try:
+                        chunk = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    for line in lines.push(chunk):
                         reader.feed(line)
-                    if progress is not None:
+                    if not chunk:  # end of output: Godot and all of the sandbox are done
+                        break
+                    if progress is not None and time.monotonic() - told >= 0.25:
+                        told = time.monotonic()
                         await progress(reader.done, len(self.files))
-                for line in lines.read(final=True):
-                    reader.feed(line)
+            if scope.cancelled_caught:
+                raise CheckTimeout(
+                    f"the check did not finish within {timeout:.0f} s "
+                    f"({reader.done} of {len(self.files)} files checked)"
+                )
+            await self._proc.wait_for(5)
         finally:
             await self.stop()
+            self._proc.stdout.close()
         if not reader.finished:
             code = self._proc.returncode
+            last = f": {lines.last_error}" if lines.last_error else ""
             raise CheckFailed(
                 f"Godot exited with code {code} after checking {reader.done} of "
-                f"{len(self.files)} files{self._last_error()}"
+                f"{len(self.files)} files{self.redact(last)[:MAX_MESSAGE]}"
             )
         scripts = sum(1 for f in self.files if _suffix(f) in SCRIPTS)
         return Report(reader.problems, scripts, len(self.files) - scripts)
@@ -391,37 +437,33 @@ class Check:
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
         if self._proc is not None:
-            await self._proc.kill()
+            await self._proc.kill_all()
 
     def cleanup(self) -> None:
         """Remove the work dir (blocking)."""
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
-    def _last_error(self) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(max(0, os.fstat(f.fileno()).st_size - 64 * 1024))
-                tail = f.read().decode("utf-8", "replace").splitlines()
-        except OSError:
-            return ""
-        errors = [ln for ln in tail if ln.startswith("ERROR") and "make_dir" not in ln]
-        return f": {self.redact(errors[-1])[:MAX_MESSAGE]}" if errors else ""
-
 
 class _Lines:
-    """Whole lines appended to a file since the last read (a line without end is cut)."""
+    """Whole lines out of a byte stream (a line without end is cut at 4 * MAX_LINE)."""
 
-    def __init__(self, f: IO[bytes]) -> None:
-        self._f = f
+    def __init__(self) -> None:
         self._rest = b""
+        self.last_error = ""  # the last ERROR line seen, for a run that did not finish
 
-    def read(self, final: bool = False) -> list[str]:
-        data = self._rest + self._f.read()
+    def push(self, chunk: bytes) -> list[str]:
+        """The lines ``chunk`` completes; an empty chunk (end of stream) flushes the rest."""
+        data = self._rest + chunk
         *whole, self._rest = data.split(b"\n")
-        if (final or len(self._rest) > 4 * MAX_LINE) and self._rest:
-            whole.append(self._rest)
+        if (not chunk or len(self._rest) > 4 * MAX_LINE) and self._rest:
+            whole.append(self._rest[: 4 * MAX_LINE])
             self._rest = b""
-        return [w.decode("utf-8", "replace") for w in whole]
+        out = [w.decode("utf-8", "replace") for w in whole]
+        for line in out:
+            clean = _ANSI.sub("", line)
+            if clean.startswith("ERROR") and not _NOISE.search(clean):
+                self.last_error = clean[:MAX_MESSAGE]
+        return out
 
 
 def _gd_string(text: str) -> str:

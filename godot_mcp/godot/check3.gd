@@ -16,11 +16,15 @@ func _init():
 	var paths = f.get_as_text().split("\n", false)
 	f.close()
 	printerr(MARK + " START %d" % paths.size())
+	# Scripts stay loaded (and cached): each is parsed once, and a script another one
+	# preloads is not freed and parsed again at every turn (quadratic on a preload chain).
+	var scripts = []
 	for p in paths:
 		printerr(MARK + " BEGIN " + p)
-		var r = ResourceLoader.load(p, "", true)
+		var r = ResourceLoader.load(p)
 		var ok = r != null
 		if ok and r is Script:
+			scripts.append(r)
 			ok = r.can_instance()
 		printerr(MARK + (" END ok " if ok else " END failed ") + p)
 	printerr(MARK + " DONE")

@@ -16,15 +16,20 @@ func _init() -> void:
 	var text: String = FileAccess.get_file_as_string(LIST)
 	var paths: PackedStringArray = text.split("\n", false)
 	printerr(MARK + " START %d" % paths.size())
+	# Scripts stay loaded (and cached): each is parsed once, and a script another one
+	# preloads is not freed and parsed again at every turn (quadratic on a preload chain).
+	var scripts: Array[Resource] = []
 	var i: int = 0
 	while i < paths.size():
 		var p: String = paths[i]
 		i += 1
 		printerr(MARK + " BEGIN " + p)
-		var r: Resource = ResourceLoader.load(p, "", ResourceLoader.CACHE_MODE_IGNORE)
+		var r: Resource = ResourceLoader.load(p)
 		var ok: bool = r != null
 		if ok and r is Script:
-			ok = (r as Script).can_instantiate()
+			scripts.append(r)
+			var can: bool = r.call("can_instantiate")
+			ok = can
 		printerr(MARK + (" END ok " if ok else " END failed ") + p)
 	printerr(MARK + " DONE")
 	quit()

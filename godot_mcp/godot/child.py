@@ -119,6 +119,17 @@ class Child:
             return await self.wait_for(grace)
         return self.returncode  # not reached: a shielded scope is never cancelled
 
+    async def kill_all(self, grace: float = 5.0) -> None:
+        """SIGKILL the group, reap the child, then wait (bounded) until nothing of it runs.
+
+        A sandboxed child's own children are not ours to reap: wait until none of them
+        runs any more (an orphaned zombie is left to the machine's init).
+        """
+        await self.kill(grace)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
+            while procs.group_running(self.pid):
+                await anyio.sleep(0.01)
+
     def _close_pidfd(self) -> None:
         if self._pidfd is not None:
             os.close(self._pidfd)

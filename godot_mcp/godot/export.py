@@ -56,7 +56,7 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.godot import procs, sandbox, tree, verify
+from godot_mcp.godot import sandbox, tree, verify
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.presets import KINDS, Preset
 from godot_mcp.godot.redact import PathPair, Scrubber
@@ -397,12 +397,8 @@ class ExportJob:
 
         The sandbox's own children are reaped by its init: wait until the group is empty.
         """
-        if self._proc is None:
-            return
-        await self._proc.kill(grace)
-        with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
-            while not procs.group_gone(self._proc.pid):
-                await anyio.sleep(0.01)
+        if self._proc is not None:
+            await self._proc.kill_all(grace)
 
     async def cancel(self) -> str:
         """Kill a running export and remove its work dir; returns the final state.

@@ -50,12 +50,27 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
         pass
 
 
-def group_gone(pid: int) -> bool:
-    """True once no process (a zombie included) is left in the group led by ``pid``."""
+def group_running(pid: int) -> bool:
+    """True while a process of the group led by ``pid`` still runs (zombies do not count).
+
+    A sandbox's init is orphaned when the sandbox exits and stays a zombie until the
+    machine's init reaps it, which may take seconds: it runs nothing and holds nothing.
+    """
     try:
         os.killpg(pid, 0)
     except ProcessLookupError:
-        return True
-    except PermissionError:
         return False
+    except PermissionError:
+        return True
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                raw = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        fields = raw[raw.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pid) and fields[0] not in ("Z", "X"):
+            return True
     return False

@@ -9,6 +9,8 @@ runs under bubblewrap (``bwrap``) with an allow-list view of the filesystem::
     /dev, /proc (its own pid namespace), /tmp            private
     the export's work dir                               read-write: snapshot, out, XDG dirs
     the Godot binary's dir, the user's export templates read-only, when outside /usr
+    a project check's project                           read-only, bound from an open
+                                                        descriptor of its planned root
 
 and no network, no IPC, its own UTS and pid namespaces. The state dir (the store database,
 the blobs, other exports) and the user's files are simply not there. bwrap is started
@@ -67,9 +69,20 @@ def availability() -> str:
 
 
 def wrap(
-    argv: Sequence[str], *, rw: Iterable[Path], ro: Iterable[Path], cwd: Path, home: Path
+    argv: Sequence[str],
+    *,
+    rw: Iterable[Path],
+    ro: Iterable[Path],
+    cwd: Path,
+    home: Path,
+    ro_fds: Iterable[tuple[int, Path]] = (),
 ) -> list[str]:
-    """``argv`` run inside the sandbox with ``rw`` and ``ro`` (absolute paths) visible."""
+    """``argv`` run inside the sandbox with ``rw`` and ``ro`` (absolute paths) visible.
+
+    ``ro_fds``: open directories bound read-only at their paths (the caller passes the
+    descriptors to the child), so what is bound is what was opened, whatever the path
+    names by then.
+    """
     binary = bwrap() or "bwrap"
     args = [
         binary,
@@ -89,6 +102,8 @@ def wrap(
         if os.path.exists(etc):
             args += ["--ro-bind", etc, etc]
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for fd, dest in ro_fds:
+        args += ["--ro-bind-fd", str(fd), str(dest)]
     seen: set[str] = set()
     for flag, paths in (("--ro-bind", ro), ("--bind", rw)):
         for path in paths:

@@ -1,8 +1,9 @@
 """``project.check``: the project's scripts, scenes and resources checked by its own Godot.
 
 Read-only for callers (it answers what it found and keeps nothing), so any caller may run
-one; it is the same kind of work as an export (a headless Godot on a private copy, in the
-sandbox) and holds one of the ``--max-exports`` slots while it runs. Its scratch lives in
+one; it is the same kind of work as an export (a headless Godot in the sandbox, here with
+the project bound read-only) and holds one of the ``--max-exports`` slots while it runs.
+Its scratch (the list of files, the check script, Godot's XDG dirs) lives in
 ``scratch/checks/<pid>-<start>/``: a killed server's is swept like its game scratch.
 """
 
@@ -21,7 +22,7 @@ from godot_mcp.runtime.exports import ExportService
 from godot_mcp.runtime.owner import me
 from godot_mcp.store.ids import new_id
 
-SLACK = 16 << 20  # free space kept beyond the copy, for Godot's own writes and the log
+SLACK = 16 << 20  # free space a check needs for Godot's own writes (XDG dirs, user://)
 
 
 class CheckService:
@@ -49,7 +50,7 @@ class CheckService:
                 files = check.select(plan, paths)
             except (tree.TreeError, check.BadPaths) as exc:
                 raise InvalidArgument(exc.message) from None
-            self._check_space(plan)
+            self._check_space()
             job = check.Check(
                 install.headless,
                 install.headless_major or 3,
@@ -61,10 +62,8 @@ class CheckService:
                 await anyio.to_thread.run_sync(job.prepare, plan, files)
                 job.launch()
                 return await job.run(check.time_limit(len(files)), progress)
-            except tree.TreeError as exc:
-                raise Failed(f"the project could not be copied: {exc.message}") from None
             except OSError as exc:
-                raise Failed(f"the project could not be copied: {exc.strerror or exc}") from None
+                raise Failed(f"the check could not be prepared: {exc.strerror or exc}") from None
             except check.CheckTimeout as exc:
                 raise Timeout(exc.message) from None
             except check.CheckFailed as exc:
@@ -74,8 +73,8 @@ class CheckService:
                     await job.stop()
                     await anyio.to_thread.run_sync(job.cleanup)
 
-    def _check_space(self, plan: tree.Plan) -> None:
-        need = plan.bytes + SLACK
+    def _check_space(self) -> None:
+        need = SLACK
         self.scratch.mkdir(parents=True, mode=0o700, exist_ok=True)
         try:
             free = shutil.disk_usage(self.scratch).free
@@ -84,5 +83,5 @@ class CheckService:
         if free < need:
             raise Unavailable(
                 f"the state dir's disk has {free} bytes free; a check needs about {need} "
-                "(a copy of the project)"
+                "for Godot's own files"
             )

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+from gdtoolkit.parser import parser
+
 from godot_mcp.godot import check, tree
+from tests.godot.test_bridge4 import GODOT3_ONLY, _code, typing_problems
 
 M = "@@godot-mcp-check-0123456789abcdef"
 KNOWN = frozenset({"res://a.gd", "res://s.tscn", "res://icon.png", "res://t.tscn"})
@@ -143,7 +149,7 @@ def test_forged_markers_need_the_nonce_and_messages_are_redacted_and_bounded():
 
 
 def _plan(files: list[str]) -> tree.Plan:
-    p = tree.Plan(root=tree.Path("/nonexistent"))
+    p = tree.Plan(root=Path("/nonexistent"))
     dirs = sorted({"/".join(f.split("/")[:i]) for f in files for i in range(1, f.count("/") + 1)})
     p.entries = [tree.Entry(d, d, True) for d in dirs] + [tree.Entry(f, f, False) for f in files]
     return p
@@ -178,3 +184,20 @@ def test_select_orders_scripts_first_and_leaves_out_caches_and_ignored_folders()
     ]
     assert check.select(plan, ["res://"]) == check.select(plan, None)
     assert check.select(plan, ["res://raw"]) == []
+
+
+CHECK4 = Path(check.__file__).parent / "check4.gd"
+
+
+def test_the_godot4_check_script_parses_is_typed_and_names_no_godot3_api():
+    """check4.gd cannot run here (no Godot 4): it is held to bridge4.gd's rules instead."""
+    source = CHECK4.read_text(encoding="utf-8")
+    assert parser.parse(source).data == "start"
+    code = _code(source)
+    assert not typing_problems(code)
+    assert not re.search(r"\bas\s+[A-Z]\w*", code) and "@warning_ignore" not in code
+    used = [p for p in GODOT3_ONLY if re.search(p, code)]
+    assert not used, used
+    godot3 = _code((CHECK4.parent / "check3.gd").read_text(encoding="utf-8"))
+    for word in ("START", "BEGIN", "END ok", "END failed", "DONE", "FATAL", "__LIST__"):
+        assert word in code and word in godot3, word

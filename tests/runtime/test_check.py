@@ -243,3 +243,22 @@ async def test_a_check_past_its_time_limit_ends_with_its_process_group(tmp_path)
 def test_the_time_limit_scales_with_the_project():
     assert check.time_limit(0) == 30
     assert check.time_limit(5000) == 530
+
+
+async def test_a_long_check_reports_honest_progress(tmp_path):
+    require_godot("godot3-server", "bwrap")
+    project = make(tmp_path / "slow", {**CLEAN, "global.gd": SLOW_GLOBAL.format(ms=1500)})
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    with anyio.fail_after(60):
+        async with stdio_client(project, tmp_path / "state") as c:
+            r = await c.call_tool("project_check", {}, progress_callback=progress)
+    assert r.structured_content["outcome"] == "ok" and r.structured_content["errors"] == []
+    values = [v for v, _, _ in seen]
+    assert len(seen) >= 3 and values == sorted(set(values))  # strictly increasing
+    assert all(t is None for _, t, _ in seen[:-1]) and seen[-1][1] == seen[-1][0]
+    assert seen[-1][2] == "the check ended: 0 errors"
+    assert any(m and m.endswith("files checked") for _, _, m in seen[:-1])
