@@ -135,6 +135,15 @@ async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, s
         unavailable = {k: v for k, v in profile["availability"].items() if v != "available"}
         say(f"  tools: {len(profile['availability'])}, unavailable: {unavailable or 'none'}")
 
+        checked = await call(client, "project.check")
+        counts = checked["checked"]
+        say(
+            f"project check: {counts['scripts']} script(s), {counts['scenes']} scene(s), "
+            f"errors: {checked['errors'] or 'none'}"
+        )
+        if checked["errors"]:
+            raise SystemExit("the demo project should check clean")
+
         session = (await call(client, "runtime.session.start"))["session"]
         say(f"game session {session['id'][:8]}… {session['state']} ({session['mode']})")
         shot = (await call(client, "runtime.screenshot.capture", {"session_id": session["id"]}))[
