@@ -55,7 +55,7 @@ async def project_check(call: ToolCall) -> types.CallToolResult:
     return ok(
         errors=kept,
         checked={"scripts": report.scripts, "scenes": report.scenes},
-        truncated=len(kept) < len(errors),
+        truncated=len(kept) < len(errors) or report.more > 0,
     )
 
 
@@ -86,7 +86,7 @@ TOOLS = [
         "project.check",
         "Check the project's scripts and scenes",
         "Parse every GDScript and load every scene and resource of the project (or under "
-        "paths) with the project's own Godot, headless, on a private copy: the project is "
+        "paths) with the project's own Godot, headless, read-only: the project is "
         "not changed and no game runs. Each problem once, with its res:// path, the line for "
         "parse errors and a kind: parse (a script that does not compile), load (a scene or "
         "resource that fails to load) or missing_dependency (a scene naming a file that does "

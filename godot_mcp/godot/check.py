@@ -64,12 +64,21 @@ SCENES = frozenset({".tscn", ".scn", ".tres", ".res"})  # counted as scenes: sce
 CACHES = frozenset({".import", ".godot"})  # Godot's own, never checked
 MAX_MESSAGE = 1000
 MAX_LINE = 10_000
+MAX_PROBLEMS = 1000  # kept; more are counted (the answer says truncated)
+FILE_LIMIT_S = 20.0  # one file that loads longer is reported and skipped
+MAX_RESTARTS = 10  # Godot started again after a crash or a stuck file, at most
+TMP_BYTES = 256 << 20  # what Godot may write (/tmp, /dev/shm) in the sandbox
 _SCRIPT = {3: "check3.gd", 4: "check4.gd"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SCRIPT_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(?:Parse|Compile) Error: (.*)$")
 _AT = re.compile(r"^\s+(?:At: (res://.+):(\d+)\.?|at: .*\((res://.+):(\d+)\))\s*$")
 _FORMAT = re.compile(r"^ERROR: (?:\w+: )?(res://.+?):(\d+) - Parse Error: (.*?)\.?\s*$")
+_LINE_AND_MESSAGE = re.compile(r"(\d+) - Parse Error: (.*?)\.?\s*$")
 _MISSING = re.compile(r"\[ext_resource\] referenced non-?existent resource at: (res://.+)$")
+# An imported copy Godot looks for and cannot open (Godot 3 .import/, Godot 4 .godot/imported/)
+_IMPORTED = re.compile(
+    r"Failed loading resource: (res://\.(?:import|godot/imported)/[^\s]+?)\.?(?: |$)"
+)
 _CONSEQUENCE = re.compile(r"Failed to compile depended scripts")
 _ERROR = re.compile(r"^(?:SCRIPT )?ERROR: (?:[\w:]+: )?(.*)$")
 _NOISE = re.compile(
@@ -120,6 +129,7 @@ class Report:
     problems: list[Problem]
     scripts: int
     scenes: int
+    more: int = 0  # problems found past the ones kept
 
 
 def time_limit(files: int) -> float:
@@ -131,32 +141,34 @@ def select(plan: tree.Plan, paths: Sequence[str] | None) -> list[str]:
     """The ``res://`` files to check, scripts first, each sort in path order.
 
     ``paths`` (files or folders, ``res://`` or ``res://sub/``) narrow the project; ``None``
-    takes it all. Godot's caches and folders holding a ``.gdignore`` are left out; a file
-    named whose sort the check does not load is refused, like one that does not exist.
+    takes it all. Left out as Godot's file system leaves them out: its caches, hidden
+    files and folders, folders holding a ``.gdignore``. A file reached through several
+    names (links inside the project) is checked once, under its own name. A file named in
+    ``paths`` that cannot be checked is refused, saying why.
     """
-    files = {e.rel for e in plan.entries if not e.is_dir}
+    files = {e.rel: e.source for e in plan.entries if not e.is_dir}
     folders = {e.rel for e in plan.entries if e.is_dir}
     ignored = {os.path.dirname(rel) for rel in files if os.path.basename(rel) == ".gdignore"}
-    candidates = sorted(rel for rel in files if _checkable(rel) and not _ignored(rel, ignored))
+    owner: dict[str, str] = {}  # source -> the one name it is checked under
+    for rel in sorted(files, key=lambda r: (r != files[r], r)):
+        owner.setdefault(files[rel], rel)
+    checkable = {rel for rel in files if _why_not(rel, ignored) is None}
     if paths is None:
-        chosen = candidates
+        chosen = sorted({owner[files[rel]] for rel in checkable})
     else:
         chosen_set: set[str] = set()
         for given in paths:
             rel = _relative(given)
             if rel == "" or rel in folders:
                 prefix = rel + "/" if rel else ""
-                chosen_set.update(c for c in candidates if c.startswith(prefix))
+                chosen_set.update(owner[files[c]] for c in checkable if c.startswith(prefix))
             elif rel in files:
-                if not _checkable(rel):
-                    raise BadPaths(
-                        f"{given} is not a script, scene or resource "
-                        "(.gd, .tscn, .scn, .tres, .res)"
-                    )
-                if not _ignored(rel, ignored):
-                    chosen_set.add(rel)
+                why = _why_not(rel, ignored)
+                if why is not None:
+                    raise BadPaths(f"{tree.res_path(rel)[:300]} cannot be checked: {why}")
+                chosen_set.add(owner[files[rel]])
             else:
-                raise BadPaths(f"{given} is not a file or folder of the project")
+                raise BadPaths(f"{given[:300]} is not a file or folder of the project")
         chosen = sorted(chosen_set)
     scripts = [c for c in chosen if _suffix(c) in SCRIPTS]
     others = [c for c in chosen if _suffix(c) not in SCRIPTS]
@@ -167,7 +179,8 @@ def _relative(given: str) -> str:
     """``res://a/b/`` as ``a/b``; refuses anything that is not a plain project path."""
     if not isinstance(given, str) or not given.startswith("res://"):
         raise BadPaths(f"{str(given)[:200]!r} is not a res:// path")
-    rel = given[len("res://") :].strip("/")
+    rel = given[len("res://") :]
+    rel = rel[:-1] if rel.endswith("/") else rel
     parts = rel.split("/") if rel else []
     if any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
         raise BadPaths(f"{given[:200]!r} is not a plain res:// path")
@@ -178,35 +191,47 @@ def _suffix(rel: str) -> str:
     return os.path.splitext(rel)[1].lower()
 
 
-def _checkable(rel: str) -> bool:
-    """A script, scene or resource with a name Godot and the list file can carry."""
-    if _suffix(rel) not in SCRIPTS | SCENES or rel.split("/", 1)[0] in CACHES:
-        return False
+def _why_not(rel: str, ignored: set[str]) -> str | None:
+    """Why ``rel`` is not checked, or None when it is."""
+    parts = rel.split("/")
+    if _suffix(rel) not in SCRIPTS | SCENES:
+        return "not a script, scene or resource (.gd, .tscn, .scn, .tres, .res)"
+    if parts[0] in CACHES:
+        return "it is in Godot's own cache"
+    if any(part.startswith(".") for part in parts):
+        return "Godot leaves hidden files and folders out"
+    if any("/".join(parts[:i]) in ignored for i in range(len(parts))):
+        return "its folder holds a .gdignore"
     try:
         rel.encode("utf-8")
     except UnicodeEncodeError:
-        return False
-    return rel.isprintable()
-
-
-def _ignored(rel: str, ignored: set[str]) -> bool:
-    parts = rel.split("/")
-    return any("/".join(parts[:i]) in ignored for i in range(len(parts)))
+        return "its name is not UTF-8"
+    if not rel.isprintable():
+        return "its name holds control characters"
+    return None
 
 
 @dataclass
 class OutputReader:
-    """Turns the check's output, line by line, into problems (bounded: only problems are kept)."""
+    """Turns the check's output, line by line, into problems.
+
+    Bounded: at most ``MAX_PROBLEMS`` are kept (``more`` counts the rest), each names a
+    file of the project (``known``; a place Godot names outside it is the file being
+    loaded), and its message is redacted and cut to ``MAX_MESSAGE``.
+    """
 
     mark: str
     known: frozenset[str]  # every file of the project, as res:// paths
     redact: Callable[[str], str] = str
     problems: list[Problem] = field(default_factory=list)
+    more: int = 0  # problems past MAX_PROBLEMS, counted and not kept
     done: int = 0
     finished: bool = False
+    current: str | None = None  # the file being loaded
     _seen: set[Problem] = field(default_factory=set)
     _reported: set[str] = field(default_factory=set)  # paths with a problem already
-    _current: str | None = None
+    _missing: set[tuple[str, str]] = field(default_factory=set)  # (owner, dependency)
+    _followups: list[tuple[Problem, str]] = field(default_factory=list)
     _own: bool = False  # a problem of the current file itself was recorded
     _first_error: str | None = None  # the first error line naming the current file
     _any_error: str | None = None  # else the first error line of its block
@@ -221,25 +246,35 @@ class OutputReader:
                 path, number = at.group(1) or at.group(3), at.group(2) or at.group(4)
                 self._add(Problem("parse", path, message, int(number)))
                 return
-            if self._current is not None:
-                self._add(Problem("parse", self._current, message))
+            if self.current is not None:
+                self._add(Problem("parse", self.current, message))
         if line.startswith(self.mark + " "):
             self._marker(line[len(self.mark) + 1 :])
-        elif self._current is not None:
+        elif self.current is not None:
             self._inside(line)
+
+    def finish(self) -> None:
+        """Add the follow-on problems no problem of their own file explains."""
+        for problem, dep in self._followups:
+            if dep not in self._reported:
+                self._add(problem)
+        self._followups.clear()
 
     def _marker(self, rest: str) -> None:
         verb, _, arg = rest.partition(" ")
         if verb == "BEGIN":
-            self._current, self._own = arg, False
+            self.current, self._own = arg, False
             self._first_error = self._any_error = None
         elif verb == "END":
             state, _, path = arg.partition(" ")
             if state == "failed" and not self._own and path not in self._reported:
                 why = self._first_error or self._any_error or "Godot could not load it"
                 self._add(Problem("load", path, why))
-            self._current = None
+            self.current = None
             self.done += 1
+        elif verb == "MISSING":
+            owner, _, dep = arg.partition(" ")
+            self._dependency(owner, dep, None)
         elif verb == "DONE":
             self.finished = True
 
@@ -249,46 +284,88 @@ class OutputReader:
             if not _CONSEQUENCE.search(script.group(1)):
                 self._pending = script.group(1).strip()
             return
-        fmt = _FORMAT.match(line)
-        if fmt:
-            path, number, message = fmt.group(1), int(fmt.group(2)), fmt.group(3)
+        fmt = self._format_error(line)
+        if fmt is not None:
+            path, number, message = fmt
             missing = _MISSING.search(message)
             if missing is None:
                 self._add(Problem("load", path, message, number))
-            elif missing.group(1).rstrip(".") in self.known:
-                dep = missing.group(1).rstrip(".")
-                why = f"{dep} exists but does not load (is the project imported?)"
-                self._add(Problem("load", path, why, number))
             else:
-                dep = missing.group(1).rstrip(".")
-                self._add(Problem("missing_dependency", path, f"missing file: {dep}", number))
+                self._dependency(path, missing.group(1).rstrip("."), number)
+            return
+        imported = _IMPORTED.search(line)
+        if imported and self.current is not None:
+            why = f"Godot could not load {imported.group(1)} (is the project imported?)"
+            self._add(Problem("load", self.current, why))
             return
         error = _ERROR.match(line)
         if error is None or _NOISE.search(line):
             return
         text = self.redact(error.group(1).strip())[:MAX_MESSAGE]
-        if self._first_error is None and self._current and self._current in line:
+        if self._first_error is None and self.current and self.current in line:
             self._first_error = text
         elif self._any_error is None:
             self._any_error = text
 
+    def _format_error(self, line: str) -> tuple[str, int, str] | None:
+        """``ERROR: f: res://s.tscn:N - Parse Error: m``, naming the current file first."""
+        if self.current:
+            at = line.find(self.current + ":")
+            if line.startswith("ERROR: ") and at != -1:
+                tail = _LINE_AND_MESSAGE.match(line, at + len(self.current) + 1)
+                if tail:
+                    return self.current, int(tail.group(1)), tail.group(2)
+        fmt = _FORMAT.match(line)
+        return (fmt.group(1), int(fmt.group(2)), fmt.group(3)) if fmt else None
+
+    def _dependency(self, owner: str, dep: str, line: int | None) -> None:
+        """``owner`` names ``dep``, which does not exist or does not load."""
+        if (owner, dep) in self._missing:
+            return
+        self._missing.add((owner, dep))
+        if dep not in self.known:
+            self._add(Problem("missing_dependency", owner, f"missing file: {dep}", line))
+        elif _suffix(dep) in SCRIPTS | SCENES:  # explained by dep's own problem, if it has one
+            why = f"{dep} does not load"
+            self._followups.append((Problem("load", owner, why, line), dep))
+            self._own = self._own or owner == self.current
+        else:
+            why = f"{dep} exists but does not load (is the project imported?)"
+            self._add(Problem("load", owner, why, line))
+
+    def report(self, problem: Problem) -> None:
+        """Record a problem found outside Godot's output (a crash, a stuck file)."""
+        self._add(problem)
+
     def _add(self, problem: Problem) -> None:
+        path = problem.path if problem.path in self.known else self.current
+        if path is None:
+            return  # a place outside the project, and no file being loaded: not ours
         problem = Problem(
-            problem.kind, problem.path, self.redact(problem.message)[:MAX_MESSAGE], problem.line
+            problem.kind, path, self.redact(problem.message)[:MAX_MESSAGE], problem.line
         )
-        if problem.path == self._current:
+        if path == self.current:
             self._own = True
-        self._reported.add(problem.path)
-        if problem not in self._seen:
-            self._seen.add(problem)
-            self.problems.append(problem)
+        self._reported.add(path)
+        if problem in self._seen:
+            return
+        if len(self.problems) >= MAX_PROBLEMS:
+            self.more += 1
+            return
+        self._seen.add(problem)
+        self.problems.append(problem)
 
 
 Progress = Callable[[int, int], Awaitable[None]]
 
 
 class Check:
-    """One check: its private work dir, its Godot process, what it found."""
+    """One check: its private work dir, its Godot processes, what they found.
+
+    Godot runs once for all files; if it crashes, or one file does not finish loading
+    within ``FILE_LIMIT_S``, that file is reported and Godot starts again on the rest (at
+    most ``MAX_RESTARTS`` times).
+    """
 
     def __init__(
         self,
@@ -298,89 +375,82 @@ class Check:
         project: Path,
         env: Mapping[str, str] | None = None,
         private: Iterable[PathPair] = (),
-        sandboxed: bool = True,
     ) -> None:
         self.binary = binary
         self.major = 4 if major >= 4 else 3
         self.work_dir = Path(work_dir)
-        self.snapshot = self.work_dir / "snapshot"
-        self.root = self.snapshot  # what Godot's --path names: the project, or its copy
+        self.project = Path(project)
         self._root_id = (0, 0)
-        self.env = dict(os.environ if env is None else env)
-        self.sandboxed = sandboxed
+        self.env = sandbox.environment(os.environ if env is None else env)
         self.mark = "@@godot-mcp-check-" + secrets.token_hex(8)
         self.files: list[str] = []
         self.known: frozenset[str] = frozenset()
         self._proc: Child | None = None
-        home = self.env.get("HOME") or os.path.expanduser("~")
-        pairs: list[PathPair] = [
-            (str(self.snapshot) + "/", "res://"),
-            (self.snapshot, "res://"),
-            (str(project).rstrip("/") + "/", "res://"),
-            (project, "res://"),
+        home = os.path.expanduser("~")
+        self._pairs: list[PathPair] = [
+            (str(self.project).rstrip("/") + "/", "res://"),
+            (self.project, "res://"),
             (self.work_dir, "<scratch>"),
             (Path(__file__).resolve().parent, "<godot_mcp>"),
             *private,
         ]
         if home not in ("", "/"):
-            pairs.append((home, "~"))
-        self.redact = Scrubber(pairs)
+            self._pairs.append((home, "~"))
+        self.redact = Scrubber(self._pairs)
 
     def prepare(self, plan: tree.Plan, files: list[str]) -> None:
-        """Write the list and the check script, and copy the project when not sandboxed
-        (blocking: use a thread)."""
+        """Make the work dir with the check script (blocking: use a thread)."""
         self.files = files
         self.known = frozenset(tree.res_path(e.rel) for e in plan.entries if not e.is_dir)
+        self.project, self._root_id = plan.root, plan.root_id
+        root: list[PathPair] = [(str(plan.root) + "/", "res://"), (plan.root, "res://")]
+        self.redact = Scrubber(root + self._pairs)
         self.work_dir.mkdir(parents=True, mode=0o700)
-        if self.sandboxed:
-            self.root, self._root_id = plan.root, plan.root_id
-        else:
-            tree.copy(plan, self.snapshot)
-        for sub in ("xdg/config", "xdg/cache", "xdg/data"):
-            (self.work_dir / sub).mkdir(parents=True)
         listing = self.work_dir / "list.txt"
-        listing.write_text("".join(f + "\n" for f in files), encoding="utf-8")
         source = (Path(__file__).parent / _SCRIPT[self.major]).read_text(encoding="utf-8")
         source = source.replace("__LIST__", _gd_string(str(listing))).replace("__MARK__", self.mark)
         (self.work_dir / "check.gd").write_text(source, encoding="utf-8")
 
-    def command(self, root_fd: int | None = None) -> list[str]:
-        """Godot's command line (inside the sandbox, the project bound from ``root_fd``)."""
+    def command(self, root_fd: int) -> list[str]:
+        """Godot's command line inside the sandbox, the project bound from ``root_fd``.
+
+        Godot writes only to a size-bounded ``/tmp`` (its XDG dirs are there); the work
+        dir (the list, the script) and the project are read-only.
+        """
         flags = ["--headless"] if self.major >= 4 else []
         script = str(self.work_dir / "check.gd")
-        godot = [self.binary, *flags, "--path", str(self.root), "--script", script]
-        if not self.sandboxed:
-            return godot
-        assert root_fd is not None
+        godot = [self.binary, *flags, "--path", str(self.project), "--script", script]
         binary = shutil.which(self.binary) or self.binary
-        seen = [Path(os.path.realpath(binary)).parent]
+        seen = [Path(os.path.realpath(binary)).parent, self.work_dir]
         return sandbox.wrap(
             godot,
-            rw=[self.work_dir],
+            rw=[],
             ro=seen,
             cwd=self.work_dir,
-            home=self.work_dir / "xdg",
-            ro_fds=[(root_fd, self.root)],
+            home=Path("/tmp/home"),
+            ro_fds=[(root_fd, self.project)],
+            tmp_size=TMP_BYTES,
         )
 
-    def launch(self) -> None:
-        """Spawn Godot; call from the event loop's thread (the child dies with it)."""
-        env = {k: v for k, v in self.env.items() if k not in ("PWD", "OLDPWD")}
+    def launch(self, files: Sequence[str] | None = None) -> None:
+        """Spawn Godot on ``files`` (default all); call from the event loop's thread."""
+        listing = self.work_dir / "list.txt"
+        listing.write_text("".join(f + "\n" for f in (self.files if files is None else files)))
+        env = dict(self.env)
         for name, sub in (("CONFIG", "config"), ("CACHE", "cache"), ("DATA", "data")):
-            env[f"XDG_{name}_HOME"] = str(self.work_dir / "xdg" / sub)
+            env[f"XDG_{name}_HOME"] = f"/tmp/xdg/{sub}"
         root_fd = None
         try:
-            if self.sandboxed:
-                root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-                st = os.fstat(root_fd)
-                if (st.st_dev, st.st_ino) != self._root_id:
-                    raise CheckFailed("the project folder was replaced while it was checked")
+            root_fd = os.open(self.project, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            st = os.fstat(root_fd)
+            if (st.st_dev, st.st_ino) != self._root_id:
+                raise CheckFailed("the project folder was replaced while it was checked")
             self._proc = Child.spawn(
                 self.command(root_fd),
                 env=env,
                 stdout=subprocess.PIPE,
                 cwd=str(self.work_dir),
-                pass_fds=() if root_fd is None else (root_fd,),
+                pass_fds=(root_fd,),
             )
         except OSError as exc:
             raise CheckFailed(f"cannot start Godot: {exc.strerror or exc}") from None
@@ -389,50 +459,93 @@ class Check:
                 os.close(root_fd)
 
     async def run(self, timeout: float, progress: Progress | None = None) -> Report:
-        """Follow the check to its end; the process is always gone when this returns.
+        """Follow the check to its end; no process of it is left when this returns.
 
         Godot's output is read from a pipe as it comes and only problems are kept, so a
         project that prints without end costs neither memory nor the state dir's disk.
         """
-        assert self._proc is not None and self._proc.stdout is not None, "launch() first"
+        assert self._proc is not None, "launch() first"
         reader = OutputReader(self.mark, self.known, self.redact)
+        deadline = time.monotonic() + timeout
+        restarts = 0
+        while True:
+            ended = await self._follow(reader, deadline, progress)
+            if reader.finished:
+                break
+            stuck = reader.current
+            if stuck is None or ended == "timeout" or restarts >= MAX_RESTARTS:
+                if ended == "timeout":
+                    raise CheckTimeout(
+                        f"the check did not finish within {timeout:.0f} s "
+                        f"({reader.done} of {len(self.files)} files checked)"
+                    )
+                code = self._proc.returncode
+                raise CheckFailed(
+                    f"Godot exited with code {code} after checking {reader.done} of "
+                    f"{len(self.files)} files{self._last}"
+                )
+            if ended == "stuck":
+                why = f"did not finish loading within {FILE_LIMIT_S:.0f} s"
+            else:
+                why = f"Godot crashed loading it (exit code {self._proc.returncode})"
+            reader.report(Problem("load", stuck, why))
+            reader.feed(f"{self.mark} END failed {stuck}")
+            rest = self.files[self.files.index(stuck) + 1 :] if stuck in self.files else []
+            if not rest:
+                break
+            restarts += 1
+            self.launch(rest)
+        reader.finish()
+        scripts = sum(1 for f in self.files if _suffix(f) in SCRIPTS)
+        problems = reader.problems
+        return Report(problems, scripts, len(self.files) - scripts, reader.more)
+
+    async def _follow(
+        self, reader: OutputReader, deadline: float, progress: Progress | None
+    ) -> str:
+        """Read one Godot run to its end: ``ended`` (its output closed), ``stuck`` (one file
+        took longer than FILE_LIMIT_S) or ``timeout``; the process is gone afterwards."""
+        assert self._proc is not None and self._proc.stdout is not None
         lines = _Lines()
         fd = self._proc.stdout.fileno()
         os.set_blocking(fd, False)
         told = 0.0
+        began: tuple[str | None, float] = (None, time.monotonic())
+        how = "ended"
         try:
-            with anyio.move_on_after(timeout) as scope:
-                while True:
+            while True:
+                now = time.monotonic()
+                if reader.current != began[0]:
+                    began = (reader.current, now)
+                limit = deadline - now
+                if reader.current is not None:
+                    limit = min(limit, began[1] + FILE_LIMIT_S - now)
+                with anyio.move_on_after(max(limit, 0)) as scope:
                     await anyio.wait_readable(fd)
-                    try:
-                        chunk = os.read(fd, 1 << 16)
-                    except BlockingIOError:
-                        continue
-                    for line in lines.push(chunk):
-                        reader.feed(line)
-                    if not chunk:  # end of output: Godot and all of the sandbox are done
-                        break
-                    if progress is not None and time.monotonic() - told >= 0.25:
-                        told = time.monotonic()
-                        await progress(reader.done, len(self.files))
-            if scope.cancelled_caught:
-                raise CheckTimeout(
-                    f"the check did not finish within {timeout:.0f} s "
-                    f"({reader.done} of {len(self.files)} files checked)"
-                )
-            await self._proc.wait_for(5)
+                if scope.cancelled_caught:
+                    how = "timeout" if time.monotonic() >= deadline else "stuck"
+                    break
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                for line in lines.push(chunk):
+                    reader.feed(line)
+                if not chunk:  # end of output: Godot and all of the sandbox are done
+                    break
+                if progress is not None and time.monotonic() - told >= 0.25:
+                    told = time.monotonic()
+                    await progress(reader.done, len(self.files))
+            if how == "ended":
+                await self._proc.wait_for(5)
         finally:
             await self.stop()
             self._proc.stdout.close()
-        if not reader.finished:
-            code = self._proc.returncode
-            last = f": {lines.last_error}" if lines.last_error else ""
-            raise CheckFailed(
-                f"Godot exited with code {code} after checking {reader.done} of "
-                f"{len(self.files)} files{self.redact(last)[:MAX_MESSAGE]}"
-            )
-        scripts = sum(1 for f in self.files if _suffix(f) in SCRIPTS)
-        return Report(reader.problems, scripts, len(self.files) - scripts)
+            last = lines.last_error
+            self._last = f": {self.redact(last)}"[:MAX_MESSAGE] if last else ""
+        return how
+
+    _last = ""
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
@@ -441,7 +554,7 @@ class Check:
 
     def cleanup(self) -> None:
         """Remove the work dir (blocking)."""
-        shutil.rmtree(self.work_dir, ignore_errors=True)
+        tree.remove(self.work_dir)
 
 
 class _Lines:

@@ -2,6 +2,7 @@ extends SceneTree
 # The project check for Godot 4 (see godot/check.py): loads every listed file in this one
 # process and marks where each begins and ends on stderr, where Godot prints its errors.
 # The server fills in __LIST__ (a file of res:// paths, one a line) and __MARK__ (a nonce).
+# "MISSING owner dep" names a file that owner needs and that does not exist.
 # Written against Godot 4's class reference; not run on this machine (see docs/godot.md).
 
 const LIST: String = "__LIST__"
@@ -15,6 +16,7 @@ func _init() -> void:
 		return
 	var text: String = FileAccess.get_file_as_string(LIST)
 	var paths: PackedStringArray = text.split("\n", false)
+	_settings()
 	printerr(MARK + " START %d" % paths.size())
 	# Scripts stay loaded (and cached): each is parsed once, and a script another one
 	# preloads is not freed and parsed again at every turn (quadratic on a preload chain).
@@ -30,6 +32,46 @@ func _init() -> void:
 			scripts.append(r)
 			var can: bool = r.call("can_instantiate")
 			ok = can
+		elif not p.ends_with(".gd"):
+			_dependencies(p)
 		printerr(MARK + (" END ok " if ok else " END failed ") + p)
 	printerr(MARK + " DONE")
 	quit()
+
+
+func _settings() -> void:
+	var needed: PackedStringArray = PackedStringArray()
+	if ProjectSettings.has_setting("application/run/main_scene"):
+		needed.append(str(ProjectSettings.get_setting("application/run/main_scene")))
+	var props: Array[Dictionary] = ProjectSettings.get_property_list()
+	var i: int = 0
+	while i < props.size():
+		var key: String = str(props[i].get("name", ""))
+		i += 1
+		if key.begins_with("autoload/"):
+			needed.append(str(ProjectSettings.get_setting(key)).trim_prefix("*"))
+	i = 0
+	while i < needed.size():
+		var dep: String = needed[i]
+		i += 1
+		if dep != "" and not FileAccess.file_exists(dep):
+			printerr(MARK + " MISSING res://project.godot " + dep)
+
+
+func _dependencies(p: String) -> void:
+	# Godot 4 lists "uid://…::Type::res://path" (older 4.x "res://path::Type"): the res:// part.
+	var deps: PackedStringArray = ResourceLoader.get_dependencies(p)
+	var i: int = 0
+	while i < deps.size():
+		var path: String = ""
+		var parts: PackedStringArray = deps[i].split("::")
+		i += 1
+		var j: int = 0
+		while j < parts.size():
+			if parts[j].begins_with("res://"):
+				path = parts[j]
+			j += 1
+		if path == "":
+			continue
+		if not FileAccess.file_exists(path):  # not ResourceLoader.exists: a failed load is cached
+			printerr(MARK + " MISSING " + p + " " + path)

@@ -274,6 +274,8 @@ class ExportJob:
         if self.state != "pending":
             raise RuntimeError(f"export {self.export_id} was already launched")
         env = {k: v for k, v in self._runner.env.items() if k not in ("PWD", "OLDPWD")}
+        if self._runner.sandboxed:
+            env = sandbox.environment(env)
         env["XDG_CONFIG_HOME"] = str(self.work_dir / "xdg/config")
         env["XDG_CACHE_HOME"] = str(self.work_dir / "xdg/cache")
         env["XDG_DATA_HOME"] = str(self.work_dir / "xdg/data")
@@ -416,7 +418,7 @@ class ExportJob:
         """Remove the work dir (outputs included): call once the outputs are registered."""
         if self.state in (RUNNING, VERIFYING):
             self.kill()
-        shutil.rmtree(self.work_dir, ignore_errors=True)
+        tree.remove(self.work_dir)
 
     def log_tail(self, lines: int = 20) -> str:
         """The last ``lines`` lines of Godot's output, private paths replaced."""

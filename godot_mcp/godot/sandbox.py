@@ -23,10 +23,10 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["availability", "bwrap", "wrap"]
+__all__ = ["availability", "bwrap", "environment", "wrap"]
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = (
@@ -68,6 +68,18 @@ def availability() -> str:
     return "available"
 
 
+_KEPT_ENV = ("PATH", "LANG", "LANGUAGE", "TZ")
+
+
+def environment(base: Mapping[str, str]) -> dict[str, str]:
+    """The part of ``base`` a sandboxed Godot may see: the search path and the locale.
+
+    Project code runs in the sandbox (editor plugins, autoloads) and its output reaches
+    the caller: the server's own environment (tokens, credentials) must not be there.
+    """
+    return {k: v for k, v in base.items() if k in _KEPT_ENV or k.startswith("LC_")}
+
+
 def wrap(
     argv: Sequence[str],
     *,
@@ -76,12 +88,13 @@ def wrap(
     cwd: Path,
     home: Path,
     ro_fds: Iterable[tuple[int, Path]] = (),
+    tmp_size: int | None = None,
 ) -> list[str]:
     """``argv`` run inside the sandbox with ``rw`` and ``ro`` (absolute paths) visible.
 
     ``ro_fds``: open directories bound read-only at their paths (the caller passes the
     descriptors to the child), so what is bound is what was opened, whatever the path
-    names by then.
+    names by then. ``tmp_size``: the bytes ``/tmp`` and ``/dev/shm`` (memory) may hold.
     """
     binary = bwrap() or "bwrap"
     args = [
@@ -101,7 +114,12 @@ def wrap(
     for etc in _ETC:
         if os.path.exists(etc):
             args += ["--ro-bind", etc, etc]
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    if tmp_size is None:
+        args += ["--tmpfs", "/tmp"]
+    else:
+        for place in ("/tmp", "/dev/shm"):
+            args += ["--size", str(tmp_size), "--tmpfs", place]
     for fd, dest in ro_fds:
         args += ["--ro-bind-fd", str(fd), str(dest)]
     seen: set[str] = set()

@@ -29,6 +29,7 @@ Errors (each with ``res_path`` and a one-line ``message`` naming no filesystem p
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -48,6 +49,7 @@ __all__ = [
     "disk_full",
     "plan",
     "read_file",
+    "remove",
 ]
 
 MAX_ENTRIES = 250_000
@@ -148,13 +150,23 @@ def _walk(out: Plan, root: Path, rel: str, source: str, chain: tuple[Path, ...])
             st = os.lstat(here / name)
         except FileNotFoundError:
             continue
+        except OSError as exc:  # a name too long for the system, a folder we may not enter
+            raise TreeChanged(
+                res_path(rel_child), f"{res_path(rel_child)[:300]} cannot be read: {exc.strerror}"
+            ) from None
         if stat.S_ISLNK(st.st_mode):
             out.links += 1
             target = _resolve_link(root, here / name, rel_child)
             if target is None:
                 continue  # dangling inside the project: Godot finds nothing there either
             src_child = target.relative_to(root).as_posix() if target != root else ""
-            st = os.stat(target)
+            try:
+                st = os.stat(target)
+            except OSError as exc:
+                raise TreeChanged(
+                    res_path(rel_child),
+                    f"{res_path(rel_child)[:300]} cannot be read: {exc.strerror}",
+                ) from None
             if stat.S_ISDIR(st.st_mode) and any(target == c for c in chain):
                 raise LinkLoop(
                     res_path(rel_child),
@@ -322,6 +334,31 @@ def read_file(root: Path, name: str, limit: int = 1 << 20) -> bytes:
         return data
     finally:
         os.close(fd)
+
+
+def remove(path: Path) -> None:
+    """Remove a tree even where its own files took their permissions away (never raises).
+
+    Work dirs hold what a sandboxed Godot wrote: a folder it made unreadable must not stay
+    behind for ever on a server that does not run as root.
+    """
+    if not os.path.lexists(path):
+        return
+    if not os.path.isdir(path) or os.path.islink(path):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return
+    shutil.rmtree(path, ignore_errors=True)
+    if not os.path.lexists(path):
+        return
+    stack = [str(path)]  # give every folder left back to its owner, then remove again
+    while stack:
+        folder = stack.pop()
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700, follow_symlinks=False)
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def disk_full(directory: Path, slack: int = 256 * 1024) -> bool:

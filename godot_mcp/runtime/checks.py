@@ -44,12 +44,12 @@ class CheckService:
             raise Unavailable(why.removeprefix("unavailable: "))
         install = self.rt.godot
         assert install.headless is not None  # availability said so
+        try:  # bad paths are refused before capacity is looked at
+            plan = await anyio.to_thread.run_sync(tree.plan, self.rt.project)
+            files = check.select(plan, paths)
+        except (tree.TreeError, check.BadPaths) as exc:
+            raise InvalidArgument(exc.message) from None
         with self.exports.slot(check=True):
-            try:
-                plan = await anyio.to_thread.run_sync(tree.plan, self.rt.project)
-                files = check.select(plan, paths)
-            except (tree.TreeError, check.BadPaths) as exc:
-                raise InvalidArgument(exc.message) from None
             self._check_space()
             job = check.Check(
                 install.headless,

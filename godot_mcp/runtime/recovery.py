@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from godot_mcp.errors import InvalidArgument, NotFound
+from godot_mcp.godot import tree
 from godot_mcp.godot.export import leftovers
 from godot_mcp.runtime.owner import alive
 from godot_mcp.store.blobs import mkdir_private
@@ -47,7 +48,7 @@ def keep_evidence(store: ArtifactStore, export_id: str) -> tuple[int, int]:
                 files += 1
             except OSError:
                 continue
-        shutil.rmtree(work, ignore_errors=True)
+        tree.remove(work)
     return files, size
 
 
@@ -79,7 +80,7 @@ def _sweep_finished_work(store: ArtifactStore, records: ExportRecords) -> None:
     running = {r.id for r in records.running()}
     for entry in entries:
         if entry.name not in running:
-            shutil.rmtree(entry, ignore_errors=True)
+            tree.remove(entry)
 
 
 @dataclass(frozen=True)
@@ -150,9 +151,6 @@ def sweep_dead_scratch(store: ArtifactStore) -> int:
             pid, _, start = entry.name.partition("-")
             if pid.isdigit() and alive(int(pid), start):
                 continue
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
+            tree.remove(entry)
             removed += 1
     return removed

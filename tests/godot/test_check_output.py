@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from gdtoolkit.parser import parser
 
 from godot_mcp.godot import check, tree
@@ -201,3 +202,108 @@ def test_the_godot4_check_script_parses_is_typed_and_names_no_godot3_api():
     godot3 = _code((CHECK4.parent / "check3.gd").read_text(encoding="utf-8"))
     for word in ("START", "BEGIN", "END ok", "END failed", "DONE", "FATAL", "__LIST__"):
         assert word in code and word in godot3, word
+
+
+def test_places_outside_the_project_belong_to_the_file_being_loaded():
+    reader = read(
+        "SCRIPT ERROR: Parse Error: before any file\n   At: res:///state/x.gd:1.\n"
+        f"{M} BEGIN res://a.gd\n"
+        "SCRIPT ERROR: Parse Error: forged\n   At: res:///var/state/scratch/check.gd:1.\n"
+        "ERROR: poll: res:///var/state/list.txt:2 - Parse Error: forged too\n"
+        f"{M} END ok res://a.gd\n"
+        f"{M} MISSING res:///var/state/x.tscn res://gone.png\n"
+    )
+    assert found(reader) == [
+        ("parse", "res://a.gd", 1, "forged"),
+        ("load", "res://a.gd", 2, "forged too"),
+    ]
+
+
+def test_problems_past_the_bound_are_counted_not_kept():
+    text = [f"{M} BEGIN res://s.tscn"]
+    text += [f"ERROR: poll: res://s.tscn:{n} - Parse Error: x" for n in range(1, 1501)]
+    reader = read("\n".join(text))
+    assert len(reader.problems) == check.MAX_PROBLEMS and reader.more == 500
+
+
+def test_dependencies_missing_unimported_or_broken_in_their_own_right():
+    known = KNOWN | {"res://b.tscn", "res://project.godot"}
+    reader = read(
+        f"{M} BEGIN res://s.tscn\n"
+        f"{M} MISSING res://s.tscn res://gone.png\n"
+        f"{M} MISSING res://s.tscn res://icon.png\n"
+        f"{M} END ok res://s.tscn\n"
+        f"{M} BEGIN res://t.tscn\n"
+        "ERROR: poll: res://t.tscn:4 - Parse Error: [ext_resource] referenced nonexistent "
+        "resource at: res://b.tscn\n"
+        "ERROR: poll: res://t.tscn:5 - Parse Error: [ext_resource] referenced nonexistent "
+        "resource at: res://a.gd\n"
+        "ERROR: _load: Failed loading resource: res://.import/i.png-0123.stex. Make sure "
+        "resources have been imported by opening the project in the editor at least once.\n"
+        f"{M} END failed res://t.tscn\n"
+        f"{M} BEGIN res://b.tscn\n"
+        "ERROR: poll: res://b.tscn:3 - Parse Error: [ext_resource] referenced nonexistent "
+        "resource at: res://gone.gd\n"
+        f"{M} END failed res://b.tscn\n"
+        f"{M} MISSING res://project.godot res://gone_global.gd\n"
+        f"{M} DONE\n",
+        known,
+    )
+    reader.finish()
+    assert found(reader) == [
+        ("missing_dependency", "res://s.tscn", None, "missing file: res://gone.png"),
+        (
+            "load",
+            "res://s.tscn",
+            None,
+            "res://icon.png exists but does not load (is the project imported?)",
+        ),
+        (
+            "load",
+            "res://t.tscn",
+            None,
+            "Godot could not load res://.import/i.png-0123.stex (is the project imported?)",
+        ),
+        ("missing_dependency", "res://b.tscn", 3, "missing file: res://gone.gd"),
+        ("missing_dependency", "res://project.godot", None, "missing file: res://gone_global.gd"),
+        # b.tscn's own problem explains t.tscn's; a.gd has none of its own, so it is said
+        ("load", "res://t.tscn", 5, "res://a.gd does not load"),
+    ]
+
+
+def test_a_file_name_holding_the_error_pattern_is_read_as_the_current_file():
+    name = "res://x:1 - Parse Error: y.tscn"
+    reader = read(
+        f"{M} BEGIN {name}\n"
+        f"ERROR: poll: {name}:3 - Parse Error: [ext_resource] referenced nonexistent "
+        "resource at: res://nope.gd\n"
+        f"{M} END failed {name}\n",
+        KNOWN | {name},
+    )
+    assert found(reader) == [("missing_dependency", name, 3, "missing file: res://nope.gd")]
+
+
+def test_one_file_under_many_names_is_checked_once_and_refusals_say_why():
+    p = _plan(["sub/b.gd", "sub/s.tscn", ".hidden/h.gd", "tab\tx.gd", "ign/.gdignore", "ign/x.gd"])
+    p.entries += [
+        tree.Entry("alias.gd", "sub/b.gd", False),
+        tree.Entry("linked", "sub", True),
+        tree.Entry("linked/b.gd", "sub/b.gd", False),
+        tree.Entry("linked/s.tscn", "sub/s.tscn", False),
+    ]
+    assert check.select(p, None) == ["res://sub/b.gd", "res://sub/s.tscn"]
+    assert check.select(p, ["res://alias.gd", "res://linked"]) == [
+        "res://sub/b.gd",
+        "res://sub/s.tscn",
+    ]
+    for given, why in (
+        ("res://.hidden/h.gd", "Godot leaves hidden files and folders out"),
+        ("res://tab\tx.gd", "its name holds control characters"),
+        ("res://ign/x.gd", "its folder holds a .gdignore"),
+    ):
+        with pytest.raises(check.BadPaths) as caught:
+            check.select(p, [given])
+        assert caught.value.message.endswith(why), caught.value.message
+    for given in ("res:///sub", "res://sub//b.gd", "res://sub/./b.gd"):
+        with pytest.raises(check.BadPaths):
+            check.select(p, [given])

@@ -289,8 +289,9 @@ async def test_cancel_kills_the_export_and_removes_its_work_dir(
     assert await job.cancel() == "cancelled"
     assert job.outputs == [] and not job.work_dir.exists()
     assert process_gone(pid)
-    with pytest.raises(ProcessLookupError):
-        os.killpg(pid, 0)
+    # Nothing of its group runs (the sandbox's orphaned init may wait as a zombie for the
+    # machine's init to reap it: it runs nothing).
+    assert not procs.group_running(pid)
     assert await job.cancel() == "cancelled"
 
 

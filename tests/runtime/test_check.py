@@ -148,7 +148,7 @@ async def test_paths_narrow_the_check_and_unknown_paths_are_refused(checking):
                 (["res://nope"], "res://nope is not a file or folder of the project"),
                 (["res://../etc"], "'res://../etc' is not a plain res:// path"),
                 (["/etc/passwd"], "'/etc/passwd' is not a res:// path"),
-                (["res://notes.txt"], "res://notes.txt is not a script, scene or resource"),
+                (["res://notes.txt"], "res://notes.txt cannot be checked: not a script, scene"),
             ):
                 r = await c.call_tool("project_check", {"paths": paths})
                 assert r.structured_content["outcome"] == "invalid_argument", paths
@@ -262,3 +262,100 @@ async def test_a_long_check_reports_honest_progress(tmp_path):
     assert all(t is None for _, t, _ in seen[:-1]) and seen[-1][1] == seen[-1][0]
     assert seen[-1][2] == "the check ended: 0 errors"
     assert any(m and m.endswith("files checked") for _, _, m in seen[:-1])
+
+
+SPY = """\
+extends Node
+
+# Project code runs before the check: it may forge the check's lines (the nonce is in the
+# check script, named on Godot's command line), so this one reports what it could reach.
+func _init():
+\tvar args = OS.get_cmdline_args()
+\tvar script = ""
+\tfor i in range(args.size() - 1):
+\t\tif args[i] == "--script":
+\t\t\tscript = args[i + 1]
+\tvar f = File.new()
+\tf.open(script, File.READ)
+\tvar mark = f.get_as_text().split('const MARK = "')[1].split('"')[0]
+\tf.close()
+\tvar wrote = 0
+\tvar chunk = PoolByteArray()
+\tchunk.resize(1 << 20)
+\tvar out = File.new()
+\tif out.open("/tmp/fill", File.WRITE) == OK:
+\t\tfor _i in range(400):
+\t\t\tout.store_buffer(chunk)
+\t\t\twrote = out.get_len()
+\t\tout.close()
+\tvar home = File.new()
+\tvar state_open = home.open("{state}/store.db", File.READ) == OK
+\tprinterr(mark + " BEGIN res://spy.gd")
+\tvar secret = OS.get_environment("MYSECRET")
+\tvar seen = "ENV=%s WROTE=%d STATE=%s" % [secret, wrote, state_open]
+\tprinterr("SCRIPT ERROR: Parse Error: " + seen)
+\tprinterr("   At: res://spy.gd:1.")
+\tprinterr(mark + " END ok res://spy.gd")
+"""
+RECURSE = "extends Resource\n\nfunc _init():\n\t_init()\n"
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+def _texture_scene(path: str) -> str:
+    return (
+        f'[gd_scene load_steps=2 format=2]\n\n[ext_resource path="{path}" type="Texture" '
+        'id=1]\n\n[node name="S" type="Sprite"]\ntexture = ExtResource( 1 )\n'
+    )
+
+
+async def test_a_hostile_project_reaches_nothing_and_every_problem_is_still_found(tmp_path):
+    require_godot("godot3-server", "bwrap")
+    state = tmp_path / "state"
+    project = make(
+        tmp_path / "hostile",
+        {
+            **CLEAN,
+            "spy.gd": SPY.replace("{state}", str(state)),
+            "a_broken.gd": BROKEN["broken.gd"],
+            "rec.gd": RECURSE,
+            "crash.tres": '[gd_resource type="Resource" load_steps=2 format=2]\n\n'
+            '[ext_resource path="res://rec.gd" type="Script" id=1]\n\n'
+            "[resource]\nscript = ExtResource( 1 )\n",
+            "z_late.gd": BROKEN["sub/undeclared.gd"],
+            "tex_missing.tscn": _texture_scene("res://nope.png"),
+            "tex_unimported.tscn": _texture_scene("res://imp.png"),
+            # imported once, its imported copy gone since
+            "imp.png.import": '[remap]\n\nimporter="texture"\ntype="StreamTexture"\n'
+            'path="res://.import/imp.png-0123456789abcdef.stex"\n',
+        },
+        project=PROJECT + 'Spy="*res://spy.gd"\nGone="*res://gone_global.gd"\n',
+    )
+    (project / "imp.png").write_bytes(PNG)
+    with anyio.fail_after(120):
+        async with stdio_client(project, state, env={"MYSECRET": "hunter2"}) as c:
+            answer = await ok(c, "project.check")
+            assert (await ok(c, "server.profile"))["capacity"]["exports_running"] == 0
+    text = json.dumps(answer)
+    assert "hunter2" not in text and str(state) not in text
+    by = {(e["path"], e["kind"]): e for e in answer["errors"]}
+    spy = by[("res://spy.gd", "parse")]["message"]
+    wrote = int(spy.split("WROTE=")[1].split()[0])
+    assert spy.startswith("ENV= ") and "STATE=False" in spy  # no secret, no state dir
+    assert wrote <= 256 << 20  # /tmp in the sandbox is bounded
+    assert by[("res://a_broken.gd", "parse")]["line"] == 5
+    assert by[("res://crash.tres", "load")]["message"].startswith("Godot crashed loading it")
+    assert by[("res://z_late.gd", "parse")]["line"] == 7  # found after the crash
+    assert by[("res://tex_missing.tscn", "missing_dependency")]["message"] == (
+        "missing file: res://nope.png"
+    )
+    assert by[("res://tex_unimported.tscn", "load")]["message"] == (
+        "Godot could not load res://.import/imp.png-0123456789abcdef.stex "
+        "(is the project imported?)"
+    )
+    assert by[("res://project.godot", "missing_dependency")]["message"] == (
+        "missing file: res://gone_global.gd"
+    )
+    assert not list((state / "scratch" / "checks").glob("*/*"))
