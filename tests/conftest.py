@@ -25,3 +25,34 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
             f"  {workload}: {r.landed} landed, {r.missed} missed (the operation had returned); "
             f"hit: {phases}"
         )
+
+
+import warnings  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tests.support import postgres  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[postgres.Postgres]:
+    """One real PostgreSQL server for the whole run (skipped loudly when not installed)."""
+    if postgres.binaries() is None:
+        reason = "SKIPPED LOUDLY: PostgreSQL is not installed; PostgreSQL tests not run"
+        warnings.warn(reason, stacklevel=2)
+        pytest.skip(reason)
+    server = postgres.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest) -> str | None:
+    """The store's database: None (the state dir's SQLite file) or a fresh PostgreSQL one."""
+    if request.param == "sqlite":
+        return None
+    server: postgres.Postgres = request.getfixturevalue("pg_server")
+    return server.create_database()

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Install what godot-mcp needs on a fresh Debian machine: Godot 3, Xvfb, a venv.
+# Install what godot-mcp needs on a fresh Debian machine: Godot 3, Xvfb, bubblewrap, PostgreSQL
+# (for the tests of a shared store), a venv.
 # Idempotent; apt steps run only as root and only for what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in godot3 godot3-server godot3-runner xvfb xauth libgl1-mesa-dri bubblewrap; do
+for pkg in godot3 godot3-server godot3-runner xvfb xauth libgl1-mesa-dri bubblewrap postgresql; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v npx >/dev/null 2>&1 || need+=(npm)

@@ -1,19 +1,12 @@
-"""The SQLite-specific part of the store: engine, pragmas, transactions, migrations.
+"""The store's database: an engine from a URL, its transactions, its migrations.
 
-pysqlite's legacy transaction handling emits no BEGIN for reads and breaks
-SAVEPOINT, so the driver is put in autocommit (``isolation_level = None``) and a
-``begin`` hook emits ``BEGIN`` or, for writes that check the budget,
-``BEGIN IMMEDIATE``: in WAL a deferred transaction that reads then writes would
-fail with SQLITE_BUSY instead of waiting for the lock.
-
-``synchronous=NORMAL`` in WAL mode survives a killed process; a power cut may
-lose the last commits, which only ever loses rows whose bytes were already
-fsynced (an orphan file for reconcile), never bytes behind a row.
+What differs between SQLite (the embedded default) and PostgreSQL (many servers on one
+store) lives in ``store/sqlite.py`` and ``store/postgres.py``; everything else is the same
+SQLAlchemy code on both.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,40 +14,33 @@ from typing import Any, cast
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import CursorResult, Engine, Result, create_engine, event, select, update
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import CursorResult, Engine, Result, select, update
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
 import godot_mcp.schema
-from godot_mcp.errors import StorageError
+from godot_mcp.errors import ConfigError, StorageError
+from godot_mcp.store import postgres, sqlite
 from godot_mcp.store.models import StoreLock
 
-BUSY_TIMEOUT_S = 30.0
+
+def backend(url: str) -> str:
+    """``sqlite`` or ``postgresql``; a URL of another database is a ConfigError."""
+    try:
+        name = make_url(url).get_backend_name()
+    except ArgumentError:
+        raise ConfigError("the database URL is not a URL a database is named by") from None
+    if name not in ("sqlite", "postgresql"):
+        raise ConfigError(f"the database must be SQLite or PostgreSQL, not {name!r}")
+    return name
 
 
-def make_engine(db_path: Path) -> Engine:
-    """An engine on the store's SQLite file with WAL and a busy timeout."""
-    engine = create_engine(
-        f"sqlite+pysqlite:///{db_path}",
-        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S},
-    )
-
-    @event.listens_for(engine, "connect")
-    def _connect(dbapi_conn: sqlite3.Connection, _rec: Any) -> None:
-        dbapi_conn.isolation_level = None
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _begin(conn: Any) -> None:
-        mode = conn.get_execution_options().get("sqlite_begin", "")
-        conn.exec_driver_sql(f"BEGIN {mode}".strip())
-
-    return engine
+def make_engine(url: str) -> Engine:
+    """The engine of the store's database at ``url``."""
+    if backend(url) == "sqlite":
+        return sqlite.make_engine(url)
+    return postgres.make_engine(url)
 
 
 @contextmanager
@@ -62,7 +48,7 @@ def database_errors() -> Iterator[None]:
     """Turn the database's own failures (a full disk, an I/O error) into StorageError."""
     try:
         yield
-    except OperationalError as exc:
+    except (OperationalError, InterfaceError) as exc:
         reason = str(getattr(exc, "orig", None) or "the database failed").splitlines()[0]
         raise StorageError(f"the store's database refused the operation: {reason[:200]}") from None
 
@@ -96,10 +82,13 @@ def alembic_config() -> Config:
 
 
 def upgrade_to_head(engine: Engine) -> None:
-    """Create or upgrade the schema; concurrent callers serialize on the write lock."""
+    """Create or upgrade the schema; concurrent callers serialize (SQLite's write lock,
+    PostgreSQL's advisory lock)."""
     cfg = alembic_config()
     immediate = engine.execution_options(sqlite_begin="IMMEDIATE")
-    with immediate.begin() as conn:
+    with database_errors(), immediate.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            postgres.lock_migrations(conn)
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
 

@@ -28,6 +28,7 @@ from godot_mcp.errors import (
     PermissionDenied,
     TooLarge,
 )
+from godot_mcp.store import sqlite
 from godot_mcp.store.binding import check_owner, unknown
 from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob, mkdir_private
 from godot_mcp.store.db import make_engine, read_session, rowcount, upgrade_to_head, write_session
@@ -159,7 +160,12 @@ def live_bytes(s: Session) -> int:
 
 
 class ArtifactStore:
-    """Metadata in SQLite, bytes in a content-addressed blob directory."""
+    """Metadata in a database (SQLite in the state dir by default, or PostgreSQL), bytes in
+    a content-addressed blob directory.
+
+    ``database_url``: ``None`` for the state dir's SQLite file, else an SQLAlchemy URL
+    (``postgresql+psycopg://…``). A database that cannot be reached raises StorageError.
+    """
 
     def __init__(
         self,
@@ -167,6 +173,7 @@ class ArtifactStore:
         limits: Limits | None = None,
         clock: Clock = utc_now,
         block_size: int = BLOCK_SIZE,
+        database_url: str | None = None,
     ) -> None:
         self.layout = StoreLayout(Path(state_dir))
         self.limits = limits or Limits()
@@ -175,9 +182,11 @@ class ArtifactStore:
             mkdir_private(d)
         self.blobs = FsBlobStore(self.layout.blob_dir, self.layout.quarantine_dir, block_size)
         self.lock = BlobLock(self.layout.lock_path)
-        self.engine = make_engine(self.layout.db_path)
+        self.database_url = database_url or sqlite.url_for(self.layout.db_path)
+        self.engine = make_engine(self.database_url)
         upgrade_to_head(self.engine)
-        os.chmod(self.layout.db_path, 0o600)
+        if database_url is None:
+            os.chmod(self.layout.db_path, 0o600)
         self.projects = Projects(self.engine)
         self._digests = _DigestCache()
         self._pending_gc: set[str] = set()

@@ -1,6 +1,6 @@
 """Registers fixed-size artifacts until the budget refuses (concurrency tests).
 
-Usage: python -m tests.store.concurrent_child STATE PROJECT BUDGET SIZE COUNT
+Usage: python -m tests.store.concurrent_child STATE PROJECT BUDGET SIZE COUNT [DATABASE_URL]
 Prints the number of successful registrations.
 """
 
@@ -17,7 +17,10 @@ from godot_mcp.store.values import Caller, Limits, NewArtifact
 
 def main() -> None:
     state, project, budget, size, count = sys.argv[1:6]
-    store = ArtifactStore(Path(state), Limits(store_budget_bytes=int(budget)))
+    database = sys.argv[6] if len(sys.argv) > 6 and sys.argv[6] else None
+    store = ArtifactStore(
+        Path(state), Limits(store_budget_bytes=int(budget)), database_url=database
+    )
     ps = store.projects.observe(Path(project))
     caller = Caller("local", None, None, ps.id)
     ok = 0

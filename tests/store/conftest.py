@@ -19,10 +19,16 @@ class Env:
     store: ArtifactStore
     caller: Caller
     generation: int
+    database: str | None = None  # None: the state dir's SQLite file
 
     def reopen(self, limits: Limits | None = None) -> ArtifactStore:
         self.store.close()
-        self.store = ArtifactStore(self.state_dir, limits or self.store.limits, self.store.clock)
+        self.store = ArtifactStore(
+            self.state_dir,
+            limits or self.store.limits,
+            self.store.clock,
+            database_url=self.database,
+        )
         return self.store
 
 
@@ -32,11 +38,12 @@ def stdio_caller(store: ArtifactStore, project: Path) -> tuple[Caller, int]:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> Iterator[Env]:
+def env(tmp_path: Path, database: str | None) -> Iterator[Env]:
+    """A store on each database the store runs on (SQLite, PostgreSQL), same test body."""
     project = make_project(tmp_path / "project")
-    store = ArtifactStore(tmp_path / "state", Limits())
+    store = ArtifactStore(tmp_path / "state", Limits(), database_url=database)
     caller, gen = stdio_caller(store, project)
-    e = Env(tmp_path / "state", project, store, caller, gen)
+    e = Env(tmp_path / "state", project, store, caller, gen, database)
     yield e
     e.store.close()
 

@@ -24,9 +24,11 @@ def _try_register(store: ArtifactStore, caller, gen: int) -> bool:
         return False
 
 
-def test_many_threads_never_push_the_store_over_its_budget(tmp_path) -> None:
+def test_many_threads_never_push_the_store_over_its_budget(tmp_path, database) -> None:
     budget = 20 * SIZE + SIZE // 2
-    store = ArtifactStore(tmp_path / "state", Limits(store_budget_bytes=budget))
+    store = ArtifactStore(
+        tmp_path / "state", Limits(store_budget_bytes=budget), database_url=database
+    )
     caller, gen = stdio_caller(store, make_project(tmp_path / "p"))
 
     with ThreadPoolExecutor(max_workers=12) as pool:
@@ -36,10 +38,12 @@ def test_many_threads_never_push_the_store_over_its_budget(tmp_path) -> None:
     assert len(store.list(caller, limit=100).items) == 20
 
 
-def test_separate_processes_and_threads_together_never_exceed_the_budget(tmp_path) -> None:
+def test_separate_processes_and_threads_together_never_exceed_the_budget(
+    tmp_path, database
+) -> None:
     budget = 30 * SIZE + SIZE - 1
     state, project = tmp_path / "state", make_project(tmp_path / "p")
-    store = ArtifactStore(state, Limits(store_budget_bytes=budget))
+    store = ArtifactStore(state, Limits(store_budget_bytes=budget), database_url=database)
     caller, gen = stdio_caller(store, project)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     procs = [
@@ -53,6 +57,7 @@ def test_separate_processes_and_threads_together_never_exceed_the_budget(tmp_pat
                 str(budget),
                 str(SIZE),
                 "20",
+                database or "",
             ],
             cwd=ROOT,
             env=env,

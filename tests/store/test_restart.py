@@ -67,8 +67,10 @@ def test_reconcile_removes_orphans_strays_and_stale_temp_files(env: Env) -> None
     assert (evidence / "game.pck.tmp").read_bytes() == b"partial"
 
 
-def test_reconcile_removes_a_badly_named_file_in_the_shards_and_keeps_going(tmp_path) -> None:
-    store = ArtifactStore(tmp_path / "state")
+def test_reconcile_removes_a_badly_named_file_in_the_shards_and_keeps_going(
+    tmp_path, database
+) -> None:
+    store = ArtifactStore(tmp_path / "state", database_url=database)
     shard = store.layout.blob_dir / "ab" / "cd"
     shard.mkdir(parents=True)
     (shard / "not-a-sha").write_bytes(b"x")
