@@ -55,7 +55,7 @@ async def open_app(
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
 
-    store = ArtifactStore(settings.state_dir, settings.limits)
+    store = ArtifactStore(settings.state_dir, settings.limits, database_url=settings.database_url)
     try:
         report = reconcile(store)
         log.info("startup reconcile: %s", report.as_dict())

@@ -18,6 +18,7 @@ import platformdirs
 from godot_mcp.edge.spec import NameStyle
 from godot_mcp.errors import ConfigError
 from godot_mcp.runtime.context import Capacity
+from godot_mcp.store.db import backend
 from godot_mcp.store.values import Limits
 
 _LIMIT_OPTIONS = (
@@ -48,6 +49,7 @@ class Settings:
     http_session_idle_seconds: int = 1800
     max_http_sessions_per_principal: int = 32
     state_dir_spellings: tuple[str, ...] = ()  # as given, before links were resolved
+    database_url: str | None = None  # None: the SQLite file in the state dir
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +66,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-runtime-writes", action="store_true", default=None)
     parser.add_argument("--http-session-idle-seconds", metavar="N")
     parser.add_argument("--max-http-sessions-per-principal", metavar="N")
+    parser.add_argument("--database-url", metavar="URL")
 
 
 _MAX_SECONDS = 10 * 365 * 24 * 3600  # ten years: later than any retention or idle time
@@ -92,6 +95,9 @@ def resolve(
         if flag not in ("", "0", "1"):
             raise ConfigError(f"GODOT_MCP_ALLOW_RUNTIME_WRITES must be 0 or 1, got {flag!r}")
         writes = flag == "1"
+    database = _explicit(args, "database_url", "--database-url", env, "GODOT_MCP_DATABASE_URL")
+    if database is not None:
+        backend(database)  # ConfigError for anything but SQLite or PostgreSQL
     state = _explicit(args, "state_dir", "--state-dir", env, "GODOT_MCP_STATE_DIR")
     state_dir = Path(state) if state else Path(platformdirs.user_state_dir("godot-mcp"))
     state_dir = state_dir.expanduser().resolve()
@@ -121,6 +127,7 @@ def resolve(
             for s in (state, env.get("GODOT_MCP_STATE_DIR"))
             if s and s.strip()
         ),
+        database_url=database,
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from sqlalchemy.exc import SQLAlchemyError
 
 from godot_mcp.cli import admin_evidence, admin_tokens
-from godot_mcp.cli.common import fail, open_store, print_report
+from godot_mcp.cli.common import fail, open_store, print_report, store_exists
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
 from godot_mcp.errors import ConfigError, GodotMcpError, InvalidArgument
 from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted, sweep_dead_scratch
@@ -23,12 +23,8 @@ PROG = "godot-mcp-admin"
 Handler = Callable[[argparse.Namespace, Settings], int]
 
 
-def _store_exists(settings: Settings) -> bool:
-    return (settings.state_dir / "store.db").is_file()
-
-
 def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
-    if not _store_exists(settings):
+    if not store_exists(settings):
         print_report(
             ReconcileReport(
                 budget_bytes=settings.limits.store_budget_bytes,
@@ -49,7 +45,7 @@ def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Settings) -> int:
-    if not _store_exists(settings):
+    if not store_exists(settings):
         print_report(
             StatusReport(
                 budget_bytes=settings.limits.store_budget_bytes,

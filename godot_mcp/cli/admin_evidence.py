@@ -6,13 +6,13 @@ import argparse
 import json
 import sys
 
-from godot_mcp.cli.common import open_store
+from godot_mcp.cli.common import open_store, store_exists
 from godot_mcp.config import Settings
 from godot_mcp.runtime.recovery import list_evidence, purge_evidence, settle_interrupted
 
 
 def evidence_list(args: argparse.Namespace, settings: Settings) -> int:
-    if not (settings.state_dir / "store.db").is_file():
+    if not store_exists(settings):
         print("[]" if args.json else "", end="\n" if args.json else "")
         return 0
     store = open_store(settings)
@@ -43,7 +43,7 @@ def evidence_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def evidence_purge(args: argparse.Namespace, settings: Settings) -> int:
-    if not (settings.state_dir / "store.db").is_file():
+    if not store_exists(settings):
         print(f"godot-mcp-admin: error: no evidence for export {args.export_id}", file=sys.stderr)
         return 1
     store = open_store(settings)

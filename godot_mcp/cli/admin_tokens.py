@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from godot_mcp.cli.common import open_store
+from godot_mcp.cli.common import open_store, store_exists
 from godot_mcp.config import Settings
 from godot_mcp.store.tokens import add_token, list_tokens, revoke_principal
 
@@ -23,7 +23,7 @@ def token_add(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def token_list(args: argparse.Namespace, settings: Settings) -> int:
-    if not (settings.state_dir / "store.db").is_file():
+    if not store_exists(settings):
         print("[]" if args.json else "", end="\n" if args.json else "")
         return 0
     store = open_store(settings)
@@ -47,7 +47,7 @@ def token_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def token_revoke(args: argparse.Namespace, settings: Settings) -> int:
-    if not (settings.state_dir / "store.db").is_file():
+    if not store_exists(settings):
         print(f"{args.principal}: no tokens", file=sys.stderr)
         return 0
     store = open_store(settings)

@@ -7,7 +7,9 @@ import sys
 from collections.abc import Mapping
 
 from godot_mcp.config import Settings
+from godot_mcp.errors import ConfigError, StorageError
 from godot_mcp.store.store import ArtifactStore
+from godot_mcp.store.values import StoreLayout
 
 
 def fail(prog: str, message: str, status: int = 2) -> int:
@@ -33,6 +35,19 @@ def print_report(report: Mapping[str, object], as_json: bool) -> None:
         print(f"{key.ljust(width)}  {value}")
 
 
+def store_exists(settings: Settings) -> bool:
+    """Whether there is a store to look at: a shared database always is; the embedded one
+    once its SQLite file exists (read-only subcommands never create it)."""
+    if settings.database_url is not None:
+        return True
+    return StoreLayout(settings.state_dir).db_path.is_file()
+
+
 def open_store(settings: Settings) -> ArtifactStore:
-    """Open (and migrate) the store of a state dir."""
-    return ArtifactStore(settings.state_dir, settings.limits)
+    """Open (and migrate) the store; a database that cannot be reached is a ConfigError."""
+    try:
+        return ArtifactStore(
+            settings.state_dir, settings.limits, database_url=settings.database_url
+        )
+    except StorageError as exc:
+        raise ConfigError(f"cannot open the store's database: {exc.message}") from None

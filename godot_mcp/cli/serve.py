@@ -18,10 +18,12 @@ from pathlib import Path
 import anyio
 from sqlalchemy.exc import SQLAlchemyError
 
-from godot_mcp.cli.common import fail
+from godot_mcp.cli.common import fail, open_store
 from godot_mcp.config import OneLineParser, Settings, add_common_options, check_project, resolve
 from godot_mcp.edge.spec import Tool
 from godot_mcp.errors import ConfigError, GodotMcpError
+from godot_mcp.store.tokens import list_tokens
+from godot_mcp.store.values import StoreLayout
 
 PROG = "godot-mcp"
 
@@ -39,9 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _token_count(state_dir: Path) -> int:
-    """Tokens in the store, read without creating or migrating anything."""
-    db = state_dir / "store.db"
+def _token_count(settings: Settings) -> int:
+    """Tokens in the store. The embedded store is read without creating anything (the
+    server must refuse before it makes a state dir); a shared database is opened."""
+    if settings.database_url is not None:
+        store = open_store(settings)
+        try:
+            return len(list_tokens(store.engine))
+        finally:
+            store.close()
+    db = StoreLayout(settings.state_dir).db_path
     if not db.is_file():
         return 0
     try:
@@ -112,7 +121,7 @@ def main(argv: Sequence[str] | None = None, extra_tools: Sequence[Tool] = ()) ->
             if not args.host:
                 raise ConfigError("--host must not be empty")
             _check_listen(args.host, _port(args.port))
-            if _token_count(settings.state_dir) == 0:
+            if _token_count(settings) == 0:
                 raise ConfigError(
                     "HTTP needs a token: run 'godot-mcp-admin token add PRINCIPAL' first"
                 )
