@@ -67,6 +67,7 @@ MAX_LINE = 10_000
 MAX_PROBLEMS = 1000  # kept; more are counted (the answer says truncated)
 FILE_LIMIT_S = 20.0  # one file that loads longer is reported and skipped
 MAX_RESTARTS = 10  # Godot started again after a crash or a stuck file, at most
+RESTART_S = 5.0  # time a restart adds to the check's limit
 TMP_BYTES = 256 << 20  # what Godot may write (/tmp, /dev/shm) in the sandbox
 _SCRIPT = {3: "check3.gd", 4: "check4.gd"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -149,9 +150,8 @@ def select(plan: tree.Plan, paths: Sequence[str] | None) -> list[str]:
     files = {e.rel: e.source for e in plan.entries if not e.is_dir}
     folders = {e.rel for e in plan.entries if e.is_dir}
     ignored = {os.path.dirname(rel) for rel in files if os.path.basename(rel) == ".gdignore"}
-    owner: dict[str, str] = {}  # source -> the one name it is checked under
-    for rel in sorted(files, key=lambda r: (r != files[r], r)):
-        owner.setdefault(files[rel], rel)
+    own = _own_names(plan)
+    owner = {source: own[rel] for rel, source in files.items()}
     checkable = {rel for rel in files if _why_not(rel, ignored) is None}
     if paths is None:
         chosen = sorted({owner[files[rel]] for rel in checkable})
@@ -173,6 +173,25 @@ def select(plan: tree.Plan, paths: Sequence[str] | None) -> list[str]:
     scripts = [c for c in chosen if _suffix(c) in SCRIPTS]
     others = [c for c in chosen if _suffix(c) not in SCRIPTS]
     return ["res://" + c for c in scripts + others]
+
+
+def _own_names(plan: tree.Plan) -> dict[str, str]:
+    """Each file's one name (project-relative): a file reached through links inside the
+    project is known by its own path when that is in the project, else its first name."""
+    files = {e.rel: e.source for e in plan.entries if not e.is_dir}
+    first: dict[str, str] = {}
+    for rel in sorted(files, key=lambda r: (r != files[r], r)):
+        first.setdefault(files[rel], rel)
+    return {rel: first[source] for rel, source in files.items()}
+
+
+def aliases(plan: tree.Plan) -> dict[str, str]:
+    """``res://`` name -> the file's own ``res://`` name, for every name that differs."""
+    return {
+        tree.res_path(rel): tree.res_path(own)
+        for rel, own in _own_names(plan).items()
+        if rel != own
+    }
 
 
 def _relative(given: str) -> str:
@@ -223,11 +242,14 @@ class OutputReader:
     mark: str
     known: frozenset[str]  # every file of the project, as res:// paths
     redact: Callable[[str], str] = str
+    expected: Sequence[str] = ()  # the files, in the order Godot is given them
+    aliases: Mapping[str, str] = field(default_factory=dict)  # a file's other names
     problems: list[Problem] = field(default_factory=list)
     more: int = 0  # problems past MAX_PROBLEMS, counted and not kept
     done: int = 0
     finished: bool = False
     current: str | None = None  # the file being loaded
+    next: int = 0  # index in expected of the next file Godot will load
     _seen: set[Problem] = field(default_factory=set)
     _reported: set[str] = field(default_factory=set)  # paths with a problem already
     _missing: set[tuple[str, str]] = field(default_factory=set)  # (owner, dependency)
@@ -263,10 +285,16 @@ class OutputReader:
     def _marker(self, rest: str) -> None:
         verb, _, arg = rest.partition(" ")
         if verb == "BEGIN":
+            # Only the file Godot was given next: project code can print marker lines too.
+            if self.next >= len(self.expected) or arg != self.expected[self.next]:
+                return
             self.current, self._own = arg, False
+            self.next += 1
             self._first_error = self._any_error = None
         elif verb == "END":
             state, _, path = arg.partition(" ")
+            if path != self.current:
+                return
             if state == "failed" and not self._own and path not in self._reported:
                 why = self._first_error or self._any_error or "Godot could not load it"
                 self._add(Problem("load", path, why))
@@ -276,7 +304,7 @@ class OutputReader:
             owner, _, dep = arg.partition(" ")
             self._dependency(owner, dep, None)
         elif verb == "DONE":
-            self.finished = True
+            self.finished = self.current is None and self.next == len(self.expected)
 
     def _inside(self, line: str) -> None:
         script = _SCRIPT_ERROR.match(line)
@@ -322,12 +350,14 @@ class OutputReader:
         """``owner`` names ``dep``, which does not exist or does not load."""
         if (owner, dep) in self._missing:
             return
-        self._missing.add((owner, dep))
+        if len(self._missing) < 10 * MAX_PROBLEMS:  # bounded: past it, repeats are dropped
+            self._missing.add((owner, dep))        # by the problems' own de-duplication
         if dep not in self.known:
             self._add(Problem("missing_dependency", owner, f"missing file: {dep}", line))
         elif _suffix(dep) in SCRIPTS | SCENES:  # explained by dep's own problem, if it has one
             why = f"{dep} does not load"
-            self._followups.append((Problem("load", owner, why, line), dep))
+            if len(self._followups) < MAX_PROBLEMS:
+                self._followups.append((Problem("load", owner, why, line), dep))
             self._own = self._own or owner == self.current
         else:
             why = f"{dep} exists but does not load (is the project imported?)"
@@ -338,7 +368,8 @@ class OutputReader:
         self._add(problem)
 
     def _add(self, problem: Problem) -> None:
-        path = problem.path if problem.path in self.known else self.current
+        named = self.aliases.get(problem.path, problem.path)
+        path = named if named in self.known else self.current
         if path is None:
             return  # a place outside the project, and no file being loaded: not ours
         problem = Problem(
@@ -385,6 +416,7 @@ class Check:
         self.mark = "@@godot-mcp-check-" + secrets.token_hex(8)
         self.files: list[str] = []
         self.known: frozenset[str] = frozenset()
+        self.aliases: dict[str, str] = {}
         self._proc: Child | None = None
         home = os.path.expanduser("~")
         self._pairs: list[PathPair] = [
@@ -402,6 +434,7 @@ class Check:
         """Make the work dir with the check script (blocking: use a thread)."""
         self.files = files
         self.known = frozenset(tree.res_path(e.rel) for e in plan.entries if not e.is_dir)
+        self.aliases = aliases(plan)
         self.project, self._root_id = plan.root, plan.root_id
         root: list[PathPair] = [(str(plan.root) + "/", "res://"), (plan.root, "res://")]
         self.redact = Scrubber(root + self._pairs)
@@ -419,9 +452,9 @@ class Check:
         """
         flags = ["--headless"] if self.major >= 4 else []
         script = str(self.work_dir / "check.gd")
-        godot = [self.binary, *flags, "--path", str(self.project), "--script", script]
-        binary = shutil.which(self.binary) or self.binary
-        seen = [Path(os.path.realpath(binary)).parent, self.work_dir]
+        binary = os.path.realpath(shutil.which(self.binary) or self.binary)
+        godot = [binary, *flags, "--path", str(self.project), "--script", script]
+        seen = [Path(binary).parent, self.work_dir]
         return sandbox.wrap(
             godot,
             rw=[],
@@ -463,42 +496,49 @@ class Check:
 
         Godot's output is read from a pipe as it comes and only problems are kept, so a
         project that prints without end costs neither memory nor the state dir's disk.
+        The check is complete when Godot said DONE after the last file and exited 0.
         """
         assert self._proc is not None, "launch() first"
-        reader = OutputReader(self.mark, self.known, self.redact)
+        reader = OutputReader(
+            self.mark, self.known, self.redact, expected=self.files, aliases=self.aliases
+        )
         deadline = time.monotonic() + timeout
         restarts = 0
         while True:
             ended = await self._follow(reader, deadline, progress)
-            if reader.finished:
+            code = self._proc.returncode
+            if reader.finished and code == 0:
                 break
+            reader.finished = False
             stuck = reader.current
-            if stuck is None or ended == "timeout" or restarts >= MAX_RESTARTS:
+            started = stuck is not None or reader.next > 0
+            if ended == "timeout" or not started or restarts >= MAX_RESTARTS:
                 if ended == "timeout":
                     raise CheckTimeout(
                         f"the check did not finish within {timeout:.0f} s "
                         f"({reader.done} of {len(self.files)} files checked)"
                     )
-                code = self._proc.returncode
                 raise CheckFailed(
                     f"Godot exited with code {code} after checking {reader.done} of "
                     f"{len(self.files)} files{self._last}"
                 )
-            if ended == "stuck":
-                why = f"did not finish loading within {FILE_LIMIT_S:.0f} s"
-            else:
-                why = f"Godot crashed loading it (exit code {self._proc.returncode})"
-            reader.report(Problem("load", stuck, why))
-            reader.feed(f"{self.mark} END failed {stuck}")
-            rest = self.files[self.files.index(stuck) + 1 :] if stuck in self.files else []
+            if stuck is not None:
+                if ended == "stuck":
+                    why = f"did not finish loading within {FILE_LIMIT_S:.0f} s"
+                    deadline += FILE_LIMIT_S  # a stuck file does not eat the others' time
+                else:
+                    why = f"Godot crashed loading it (exit code {code})"
+                reader.report(Problem("load", stuck, why))
+                reader.feed(f"{self.mark} END failed {stuck}")
+            rest = list(self.files[reader.next :])
             if not rest:
                 break
             restarts += 1
+            deadline += RESTART_S
             self.launch(rest)
         reader.finish()
         scripts = sum(1 for f in self.files if _suffix(f) in SCRIPTS)
-        problems = reader.problems
-        return Report(problems, scripts, len(self.files) - scripts, reader.more)
+        return Report(reader.problems, scripts, len(self.files) - scripts, reader.more)
 
     async def _follow(
         self, reader: OutputReader, deadline: float, progress: Progress | None

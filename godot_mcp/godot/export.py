@@ -253,8 +253,11 @@ class ExportJob:
     def command(self) -> list[str]:
         """The Godot command line of this export (inside the sandbox when the runner has one)."""
         flags = _FLAGS[self._runner.godot_major][self.kind]
+        binary = shutil.which(self._runner.headless_binary) or self._runner.headless_binary
+        if self._runner.sandboxed:
+            binary = os.path.realpath(binary)  # the sandbox's PATH is a plain one
         godot = [
-            self._runner.headless_binary,
+            binary,
             "--path",
             str(self.snapshot_dir),
             *flags,
@@ -263,8 +266,7 @@ class ExportJob:
         ]
         if not self._runner.sandboxed:
             return godot
-        binary = shutil.which(self._runner.headless_binary) or self._runner.headless_binary
-        seen = [Path(os.path.realpath(binary)).parent, *_template_paths(self._runner.env)]
+        seen = [Path(binary).parent, *_template_paths(self._runner.env)]
         return sandbox.wrap(
             godot, rw=[self.work_dir], ro=seen, cwd=self.work_dir, home=self.work_dir / "xdg"
         )

@@ -6,7 +6,9 @@ and an export runs project code (editor plugins, ``tool`` scripts). So each expo
 runs under bubblewrap (``bwrap``) with an allow-list view of the filesystem::
 
     /usr (and the /bin, /lib… links), a few /etc files   read-only: the engine and its libraries
-    /dev, /proc (its own pid namespace), /tmp            private
+    /dev (read-only), /proc (its own pid namespace)      private
+    /tmp, /dev/shm                                      private, writable (size-bounded for checks)
+    / itself                                            read-only; no capabilities, even as root
     the export's work dir                               read-write: snapshot, out, XDG dirs
     the Godot binary's dir, the user's export templates read-only, when outside /usr
     a project check's project                           read-only, bound from an open
@@ -68,16 +70,18 @@ def availability() -> str:
     return "available"
 
 
-_KEPT_ENV = ("PATH", "LANG", "LANGUAGE", "TZ")
+_KEPT_ENV = ("LANG", "LANGUAGE", "TZ", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_NUMERIC")
+PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def environment(base: Mapping[str, str]) -> dict[str, str]:
-    """The part of ``base`` a sandboxed Godot may see: the search path and the locale.
+    """What a sandboxed Godot may see of ``base``: the locale; and a plain ``PATH``.
 
     Project code runs in the sandbox (editor plugins, autoloads) and its output reaches
-    the caller: the server's own environment (tokens, credentials) must not be there.
+    the caller: the server's own environment (tokens, credentials, its paths) must not be
+    there. Start Godot by its absolute path.
     """
-    return {k: v for k, v in base.items() if k in _KEPT_ENV or k.startswith("LC_")}
+    return {"PATH": PATH, **{k: v for k, v in base.items() if k in _KEPT_ENV}}
 
 
 def wrap(
@@ -100,6 +104,8 @@ def wrap(
     args = [
         binary,
         "--die-with-parent",
+        "--cap-drop",
+        "ALL",  # run as root, bwrap would leave the sandbox its capabilities (remount, mknod)
         "--unshare-pid",
         "--unshare-net",
         "--unshare-ipc",
@@ -114,12 +120,9 @@ def wrap(
     for etc in _ETC:
         if os.path.exists(etc):
             args += ["--ro-bind", etc, etc]
-    args += ["--dev", "/dev", "--proc", "/proc"]
-    if tmp_size is None:
-        args += ["--tmpfs", "/tmp"]
-    else:
-        for place in ("/tmp", "/dev/shm"):
-            args += ["--size", str(tmp_size), "--tmpfs", place]
+    args += ["--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc"]
+    for place in ("/tmp", "/dev/shm"):
+        args += ([] if tmp_size is None else ["--size", str(tmp_size)]) + ["--tmpfs", place]
     for fd, dest in ro_fds:
         args += ["--ro-bind-fd", str(fd), str(dest)]
     seen: set[str] = set()
@@ -129,6 +132,8 @@ def wrap(
                 if form not in seen and os.path.exists(form) and not _under_system(form):
                     seen.add(form)
                     args += [flag, form, form]
+    # Nothing but the mounts above is writable: not the sandbox's own root, not /dev.
+    args += ["--remount-ro", "/"]
     args += ["--setenv", "HOME", str(home), "--chdir", str(cwd), "--", *argv]
     return args
 

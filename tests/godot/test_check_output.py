@@ -15,8 +15,14 @@ M = "@@godot-mcp-check-0123456789abcdef"
 KNOWN = frozenset({"res://a.gd", "res://s.tscn", "res://icon.png", "res://t.tscn"})
 
 
-def read(text: str, known: frozenset[str] = KNOWN) -> check.OutputReader:
-    reader = check.OutputReader(M, known)
+def read(
+    text: str, known: frozenset[str] = KNOWN, expected: list[str] | None = None
+) -> check.OutputReader:
+    """Feed ``text``; the files Godot was given are the ones it begins, unless told."""
+    if expected is None:
+        begun = [ln.split(" BEGIN ", 1)[1] for ln in text.splitlines() if f"{M} BEGIN " in ln]
+        expected = list(dict.fromkeys(begun))
+    reader = check.OutputReader(M, known, expected=expected)
     for line in text.splitlines():
         reader.feed(line)
     return reader
@@ -135,7 +141,9 @@ def test_a_script_error_without_its_place_is_the_current_files():
 
 
 def test_forged_markers_need_the_nonce_and_messages_are_redacted_and_bounded():
-    reader = check.OutputReader(M, KNOWN, lambda s: s.replace("/secret/dir", "<scratch>"))
+    reader = check.OutputReader(
+        M, KNOWN, lambda s: s.replace("/secret/dir", "<scratch>"), expected=["res://a.gd"]
+    )
     for line in (
         "@@godot-mcp-check-ffff BEGIN res://a.gd",
         f"{M} BEGIN res://a.gd",
@@ -202,6 +210,45 @@ def test_the_godot4_check_script_parses_is_typed_and_names_no_godot3_api():
     godot3 = _code((CHECK4.parent / "check3.gd").read_text(encoding="utf-8"))
     for word in ("START", "BEGIN", "END ok", "END failed", "DONE", "FATAL", "__LIST__"):
         assert word in code and word in godot3, word
+
+
+def test_marker_lines_count_only_for_the_file_godot_was_given_next():
+    reader = read(
+        f"{M} BEGIN res://a.gd\n"
+        f"{M} END ok res://a.gd\n"
+        f"{M} BEGIN /etc/shadow\n"  # forged by project code: not a file of the list
+        "ERROR: poll: /etc/shadow:1 - Parse Error: root:x:0:0\n"
+        f"{M} END failed /etc/shadow\n"
+        f"{M} DONE\n"  # forged before s.tscn was loaded: not the end
+        f"{M} BEGIN res://s.tscn\n"
+        f"{M} END failed res://a.gd\n"  # not the file being loaded
+        "ERROR: poll: res://s.tscn:2 - Parse Error: real\n"
+        f"{M} END failed res://s.tscn\n",
+        expected=["res://a.gd", "res://s.tscn"],
+    )
+    assert found(reader) == [("load", "res://s.tscn", 2, "real")]
+    assert reader.done == 2 and not reader.finished
+    reader.feed(f"{M} DONE")
+    assert reader.finished
+
+
+def test_a_file_reported_under_another_of_its_names_is_reported_under_its_own():
+    reader = check.OutputReader(
+        M,
+        KNOWN | {"res://real/b.gd"},
+        expected=["res://t.tscn"],
+        aliases={"res://alias/b.gd": "res://real/b.gd"},
+    )
+    for line in (
+        f"{M} BEGIN res://t.tscn",
+        "SCRIPT ERROR: GDScript::reload: Parse Error: broken",
+        "   At: res://alias/b.gd:4.",
+        "SCRIPT ERROR: GDScript::reload: Parse Error: broken",
+        "   At: res://real/b.gd:4.",
+        f"{M} END ok res://t.tscn",
+    ):
+        reader.feed(line)
+    assert found(reader) == [("parse", "res://real/b.gd", 4, "broken")]
 
 
 def test_places_outside_the_project_belong_to_the_file_being_loaded():

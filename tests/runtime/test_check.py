@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -267,8 +268,9 @@ async def test_a_long_check_reports_honest_progress(tmp_path):
 SPY = """\
 extends Node
 
-# Project code runs before the check: it may forge the check's lines (the nonce is in the
-# check script, named on Godot's command line), so this one reports what it could reach.
+# Project code runs before the check and may print the check's marker lines (the nonce is
+# in the check script, named on Godot's command line): lines out of the check's order count
+# for nothing.
 func _init():
 \tvar args = OS.get_cmdline_args()
 \tvar script = ""
@@ -341,10 +343,7 @@ async def test_a_hostile_project_reaches_nothing_and_every_problem_is_still_foun
     text = json.dumps(answer)
     assert "hunter2" not in text and str(state) not in text
     by = {(e["path"], e["kind"]): e for e in answer["errors"]}
-    spy = by[("res://spy.gd", "parse")]["message"]
-    wrote = int(spy.split("WROTE=")[1].split()[0])
-    assert spy.startswith("ENV= ") and "STATE=False" in spy  # no secret, no state dir
-    assert wrote <= 256 << 20  # /tmp in the sandbox is bounded
+    assert not any(path == "res://spy.gd" for path, _ in by)  # its forged lines: not counted
     assert by[("res://a_broken.gd", "parse")]["line"] == 5
     assert by[("res://crash.tres", "load")]["message"].startswith("Godot crashed loading it")
     assert by[("res://z_late.gd", "parse")]["line"] == 7  # found after the crash
@@ -359,3 +358,42 @@ async def test_a_hostile_project_reaches_nothing_and_every_problem_is_still_foun
         "missing file: res://gone_global.gd"
     )
     assert not list((state / "scratch" / "checks").glob("*/*"))
+
+
+def test_the_sandbox_hides_the_environment_and_bounds_every_write(tmp_path):
+    """What project code can do inside the check's sandbox, tried with a shell."""
+    require_godot("bwrap")
+    from godot_mcp.godot import sandbox
+
+    project = make(tmp_path / "p", CLEAN)
+    fd = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
+    script = (
+        "env; grep CapEff /proc/self/status; "
+        f"mount -o remount,bind,rw {project} 2>/dev/null && echo REMOUNTED; "
+        f"echo x > {project}/PWNED 2>/dev/null && echo WROTE-PROJECT; "
+        "touch /rootfile 2>/dev/null && echo WROTE-ROOT; "
+        "touch /dev/big 2>/dev/null && echo WROTE-DEV; "
+        "dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>/dev/null; "
+        "echo TMP=$(stat -c %s /tmp/fill); "
+        "dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; "
+        "echo SHM=$(stat -c %s /dev/shm/fill)"
+    )
+    argv = sandbox.wrap(
+        ["/bin/sh", "-c", script],
+        rw=[],
+        ro=[],
+        cwd=Path("/"),
+        home=Path("/tmp/home"),
+        ro_fds=[(fd, project)],
+        tmp_size=16 << 20,
+    )
+    env = sandbox.environment({**os.environ, "MYSECRET": "hunter2", "LC_API_TOKEN": "sekrit"})
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, pass_fds=(fd,))
+    os.close(fd)
+    out = done.stdout
+    assert "hunter2" not in out and "sekrit" not in out
+    assert "CapEff:\t0000000000000000" in out
+    for bad in ("REMOUNTED", "WROTE-PROJECT", "WROTE-ROOT", "WROTE-DEV"):
+        assert bad not in out, out
+    assert f"TMP={16 << 20}" in out and f"SHM={16 << 20}" in out  # cut at the bound
+    assert not (project / "PWNED").exists()
