@@ -351,7 +351,7 @@ class OutputReader:
         if (owner, dep) in self._missing:
             return
         if len(self._missing) < 10 * MAX_PROBLEMS:  # bounded: past it, repeats are dropped
-            self._missing.add((owner, dep))        # by the problems' own de-duplication
+            self._missing.add((owner, dep))  # by the problems' own de-duplication
         if dep not in self.known:
             self._add(Problem("missing_dependency", owner, f"missing file: {dep}", line))
         elif _suffix(dep) in SCRIPTS | SCENES:  # explained by dep's own problem, if it has one

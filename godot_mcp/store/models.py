@@ -77,6 +77,16 @@ class StoreLock(Base):
     writes: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
+class BlobStoreRow(Base):
+    """The one blob store whose bytes this database's rows name (a shared database)."""
+
+    __tablename__ = "blob_store"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    location: Mapped[str] = mapped_column(Text)
+    created_us: Mapped[int] = mapped_column(BigInteger)
+
+
 class Token(Base):
     """An HTTP bearer credential: only its SHA-256 is kept."""
 

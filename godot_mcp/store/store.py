@@ -28,7 +28,7 @@ from godot_mcp.errors import (
     PermissionDenied,
     TooLarge,
 )
-from godot_mcp.store import sqlite
+from godot_mcp.store import shared, sqlite
 from godot_mcp.store.binding import check_owner, unknown
 from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob, mkdir_private
 from godot_mcp.store.db import make_engine, read_session, rowcount, upgrade_to_head, write_session
@@ -187,6 +187,14 @@ class ArtifactStore:
         upgrade_to_head(self.engine)
         if database_url is None:
             os.chmod(self.layout.db_path, 0o600)
+        else:  # a shared database: it must name this blob store's bytes, and no other's
+            try:
+                shared.claim(
+                    self.engine, shared.directory_location(self.layout.blob_dir), self.now_us()
+                )
+            except BaseException:
+                self.engine.dispose()
+                raise
         self.projects = Projects(self.engine)
         self._digests = _DigestCache()
         self._pending_gc: set[str] = set()

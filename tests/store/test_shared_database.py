@@ -3,22 +3,46 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
-from tests.support.servers import run_admin
+import pytest
+
+from godot_mcp.errors import ConfigError
+from godot_mcp.store.store import ArtifactStore
+from tests.support.projects import make_project
+from tests.support.servers import ROOT, run_admin, server_env
 
 
-def test_a_token_added_on_one_host_is_listed_on_another(tmp_path, pg_server) -> None:
+def test_servers_on_one_database_share_its_tokens_and_its_one_blob_store(
+    tmp_path, pg_server
+) -> None:
     url = pg_server.create_database()
-    added = run_admin(
-        "token", "add", "alice", "--state-dir", str(tmp_path / "a"), "--database-url", url
-    )
+    state = str(tmp_path / "a")
+    added = run_admin("token", "add", "alice", "--state-dir", state, "--database-url", url)
     assert added.returncode == 0, added.stderr
-    listed = run_admin(
-        "token", "list", "--json", "--state-dir", str(tmp_path / "b"), "--database-url", url
-    )
+    listed = run_admin("token", "list", "--json", "--state-dir", state, "--database-url", url)
     assert listed.returncode == 0, listed.stderr
     assert [t["principal"] for t in json.loads(listed.stdout)] == ["alice"]
     assert not (tmp_path / "a" / "store.db").exists()  # nothing of it in SQLite
+    # Another state dir has another blob directory: its rows' bytes would not be there.
+    other = run_admin("token", "list", "--state-dir", str(tmp_path / "b"), "--database-url", url)
+    assert other.returncode == 2
+    assert other.stderr.strip() == (
+        "godot-mcp-admin: error: this database belongs to another blob store (another "
+        "host's or another state dir's blob directory): every server on one database uses "
+        "the same one"
+    )
+
+
+def test_a_store_refuses_a_database_of_another_blob_store(tmp_path, pg_server) -> None:
+    url = pg_server.create_database()
+    first = ArtifactStore(tmp_path / "a", database_url=url)
+    again = ArtifactStore(tmp_path / "a", database_url=url)  # the same state dir: fine
+    with pytest.raises(ConfigError, match="belongs to another blob store"):
+        ArtifactStore(tmp_path / "b", database_url=url)
+    first.close()
+    again.close()
 
 
 def test_an_unreachable_database_is_one_line_and_exit_2(tmp_path) -> None:
@@ -39,3 +63,33 @@ def test_a_database_url_of_another_kind_is_refused(tmp_path) -> None:
     assert done.stderr.strip() == (
         "godot-mcp-admin: error: the database must be SQLite or PostgreSQL, not 'mysql'"
     )
+
+
+def test_serve_against_an_unreachable_database_is_one_line_and_exit_2(tmp_path) -> None:
+    project = make_project(tmp_path / "project")
+    url = "postgresql+psycopg://postgres@127.0.0.1:1/nothing"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "godot_mcp.cli.serve",
+            "serve",
+            "--project",
+            str(project),
+            "--state-dir",
+            str(tmp_path / "s"),
+            "--database-url",
+            url,
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env=server_env(),
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "godot-mcp: error: cannot open the store's database: "
+    ), done.stderr
