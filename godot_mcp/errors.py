@@ -11,6 +11,7 @@ exactly one outcome (``godot_mcp.edge.outcomes``)::
     ├── OutOfRange                     out_of_range      (HTTP: not_found)
     ├── TooLarge                       too_large
     ├── Unavailable                    unavailable
+    │   └── DatabaseUnavailable        the store's database cannot be reached (PostgreSQL)
     ├── Timeout                        timeout
     └── Failed                         failed
         ├── IntegrityError             bytes differ from what was promised
@@ -68,6 +69,10 @@ class TooLarge(GodotMcpError):
 
 class Unavailable(GodotMcpError):
     outcome = "unavailable"
+
+
+class DatabaseUnavailable(Unavailable):
+    """The store's database server cannot be reached (it is down, or the network is)."""
 
 
 class Timeout(GodotMcpError):

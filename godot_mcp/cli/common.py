@@ -7,7 +7,7 @@ import sys
 from collections.abc import Mapping
 
 from godot_mcp.config import Settings
-from godot_mcp.errors import ConfigError, StorageError
+from godot_mcp.errors import ConfigError, DatabaseUnavailable, StorageError
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import StoreLayout
 
@@ -49,5 +49,5 @@ def open_store(settings: Settings) -> ArtifactStore:
         return ArtifactStore(
             settings.state_dir, settings.limits, database_url=settings.database_url
         )
-    except StorageError as exc:
+    except (StorageError, DatabaseUnavailable) as exc:
         raise ConfigError(f"cannot open the store's database: {exc.message}") from None

@@ -20,7 +20,7 @@ from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
 import godot_mcp.schema
-from godot_mcp.errors import ConfigError, StorageError
+from godot_mcp.errors import ConfigError, DatabaseUnavailable, StorageError
 from godot_mcp.store import postgres, sqlite
 from godot_mcp.store.models import StoreLock
 
@@ -45,12 +45,26 @@ def make_engine(url: str) -> Engine:
 
 @contextmanager
 def database_errors() -> Iterator[None]:
-    """Turn the database's own failures (a full disk, an I/O error) into StorageError."""
+    """Turn the database's own failures into the error tree: a database server that cannot
+    be reached is DatabaseUnavailable (the server keeps serving and recovers when it is
+    back); one that refuses (SQLite on a full disk, an I/O error) is StorageError."""
     try:
         yield
     except (OperationalError, InterfaceError) as exc:
         reason = str(getattr(exc, "orig", None) or "the database failed").splitlines()[0]
+        if _unreachable(exc):
+            raise DatabaseUnavailable(
+                f"the store's database cannot be reached: {reason[:200]}"
+            ) from None
         raise StorageError(f"the store's database refused the operation: {reason[:200]}") from None
+
+
+def _unreachable(exc: Exception) -> bool:
+    """A lost or refused connection to a database server (never SQLite's own file)."""
+    orig = getattr(exc, "orig", None)
+    return type(orig).__module__.startswith("psycopg") or bool(
+        getattr(exc, "connection_invalidated", False)
+    )
 
 
 @contextmanager

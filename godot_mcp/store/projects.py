@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from godot_mcp.store.db import write_session
+from godot_mcp.store.db import database_errors, write_session
 from godot_mcp.store.models import Project
 
 
@@ -68,7 +68,7 @@ class Projects:
         key = str(root)
         sig = _signature(root / "project.godot")
         if self._seen.get(key) == sig:
-            with self.engine.connect() as conn:  # the per-request fast path: one plain SELECT
+            with database_errors(), self.engine.connect() as conn:  # one plain SELECT
                 seen = conn.execute(
                     select(Project.id, Project.generation, Project.stat_signature).where(
                         Project.root == key

@@ -31,7 +31,14 @@ from godot_mcp.errors import (
 from godot_mcp.store import shared, sqlite
 from godot_mcp.store.binding import check_owner, unknown
 from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob, mkdir_private
-from godot_mcp.store.db import make_engine, read_session, rowcount, upgrade_to_head, write_session
+from godot_mcp.store.db import (
+    database_errors,
+    make_engine,
+    read_session,
+    rowcount,
+    upgrade_to_head,
+    write_session,
+)
 from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.ids import admit_range, artifact_uri, is_valid_id, new_id, parse_uri
 from godot_mcp.store.locks import BlobLock
@@ -400,7 +407,7 @@ class ArtifactStore:
     ) -> Any:
         """The artifact row if it resolves and is bound to ``caller``; typed refusal otherwise."""
         now = self.now_us()
-        with self.engine.connect() as conn:  # one plain SELECT: reads are the hot path
+        with database_errors(), self.engine.connect() as conn:  # reads are the hot path
             row = conn.execute(
                 select(Artifact.__table__, Project.generation.label("current"))
                 .join(Project, Project.id == Artifact.project_id)

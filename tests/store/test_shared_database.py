@@ -8,8 +8,11 @@ import sys
 
 import pytest
 
-from godot_mcp.errors import ConfigError
+from godot_mcp.errors import ConfigError, DatabaseUnavailable
 from godot_mcp.store.store import ArtifactStore
+from godot_mcp.store.values import NewArtifact
+from tests.store.conftest import stdio_caller
+from tests.support import postgres
 from tests.support.projects import make_project
 from tests.support.servers import ROOT, run_admin, server_env
 
@@ -93,3 +96,31 @@ def test_serve_against_an_unreachable_database_is_one_line_and_exit_2(tmp_path) 
     assert len(lines) == 1 and lines[0].startswith(
         "godot-mcp: error: cannot open the store's database: "
     ), done.stderr
+
+
+def test_a_database_outage_is_unavailable_and_the_store_recovers_with_nothing_lost(
+    tmp_path,
+) -> None:
+    if postgres.binaries() is None:
+        pytest.skip("SKIPPED LOUDLY: PostgreSQL is not installed")
+    server = postgres.start()  # its own server: this test stops it
+    try:
+        url = server.create_database()
+        store = ArtifactStore(tmp_path / "state", database_url=url)
+        caller, gen = stdio_caller(store, make_project(tmp_path / "p"))
+        kept = store.register(caller, gen, NewArtifact("image/png", b"before the outage"))
+        server.kill()
+        with pytest.raises(DatabaseUnavailable, match="cannot be reached"):
+            store.register(caller, gen, NewArtifact("image/png", b"during"))
+        with pytest.raises(DatabaseUnavailable):
+            store.read(caller, kept.uri)
+        with pytest.raises(DatabaseUnavailable):
+            store.projects.observe(tmp_path / "p")
+        server.restart()
+        assert store.read(caller, kept.uri).data == b"before the outage"
+        after = store.register(caller, gen, NewArtifact("image/png", b"after"))
+        assert store.read(caller, after.uri).data == b"after"
+        assert store.bytes_in_use() == len(b"before the outage") + len(b"after")
+        store.close()
+    finally:
+        server.stop()

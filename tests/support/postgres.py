@@ -64,14 +64,84 @@ class Postgres:
         ) as conn:
             conn.execute(statement)  # type: ignore[arg-type]
 
-    def stop(self) -> None:
+    def kill(self) -> None:
+        """Stop the server at once (an immediate shutdown, as in a crash), keeping its data."""
+        bindir = binaries()
+        if self.process.poll() is None and bindir is not None:
+            subprocess.run(
+                [
+                    *_as_postgres(),
+                    str(bindir / "pg_ctl"),
+                    "-D",
+                    str(self.root / "data"),
+                    "stop",
+                    "-m",
+                    "immediate",
+                    "-w",
+                    "-t",
+                    "30",
+                ],
+                capture_output=True,
+                timeout=60,
+            )
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            self.process.wait(timeout=30)
+        self.process.wait(timeout=30)
+
+    def restart(self) -> None:
+        """Start the server again on the same data and port (after ``kill``)."""
+        self.process = _launch(self.root, self.port)
+        _wait(self)
+
+    def stop(self) -> None:
+        self.kill()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _launch(root: Path, port: int) -> subprocess.Popen[bytes]:
+    bindir = binaries()
+    assert bindir is not None
+    data = root / "data"
+    log = open(root / "postgres.log", "ab")  # noqa: SIM115 - kept for the server's life
+    return subprocess.Popen(
+        [
+            *_as_postgres(),
+            str(bindir / "postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            f"unix_socket_directories={data}",
+            "-c",
+            "fsync=off",
+            "-c",
+            "max_connections=200",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _wait(pg: Postgres) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if pg.process.poll() is not None:
+            break
+        try:
+            pg.sql("SELECT 1")
+            return
+        except Exception:
+            time.sleep(0.1)
+    text = (pg.root / "postgres.log").read_text(errors="replace")[-2000:]
+    pg.stop()
+    raise RuntimeError(f"PostgreSQL did not start: {text}")
 
 
 def start() -> Postgres:
@@ -86,39 +156,22 @@ def start() -> Postgres:
     if os.geteuid() == 0:
         shutil.chown(data, "postgres", "postgres")
     subprocess.run(
-        [*_as_postgres(), str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U",
-         "postgres", "--no-sync"],
+        [
+            *_as_postgres(),
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+        ],
         check=True,
         capture_output=True,
         timeout=120,
     )
     port = _free_port()
-    log = open(root / "postgres.log", "wb")  # noqa: SIM115 - kept for the server's life
-    process = subprocess.Popen(
-        [
-            *_as_postgres(),
-            str(bindir / "postgres"),
-            "-D", str(data),
-            "-p", str(port),
-            "-c", "listen_addresses=127.0.0.1",
-            "-c", f"unix_socket_directories={data}",
-            "-c", "fsync=off",
-            "-c", "max_connections=200",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    pg = Postgres(root, port, process)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            break
-        try:
-            pg.sql("SELECT 1")
-            return pg
-        except Exception:
-            time.sleep(0.1)
-    text = (root / "postgres.log").read_text(errors="replace")[-2000:]
-    pg.stop()
-    raise RuntimeError(f"PostgreSQL did not start: {text}")
+    pg = Postgres(root, port, _launch(root, port))
+    _wait(pg)
+    return pg
