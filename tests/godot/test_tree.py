@@ -217,3 +217,23 @@ def test_project_files_are_read_safely(tmp_path: Path) -> None:
     (project / "data" / "p.cfg").write_text('[preset.0]\nname="inside"\n')
     (project / "export_presets.cfg").symlink_to("data/p.cfg")
     assert [p.name for p in read_presets(project)] == ["inside"]
+
+
+def test_a_path_too_long_for_the_system_refuses_the_plan_by_its_res_path(tmp_path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(25):  # 25 * 204 characters: past PATH_MAX (4096) from the root
+            os.mkdir("d" * 203, dir_fd=fd)
+            nxt = os.open("d" * 203, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        os.close(os.open("x.gd", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+    with pytest.raises(tree.TreeError) as caught:
+        tree.plan(root)
+    assert caught.value.message.startswith("res://" + "d" * 203 + "/")
+    assert "cannot be read: File name too long" in caught.value.message
+    assert len(caught.value.message) < 400
