@@ -54,7 +54,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
             args.json,
         )
         return 0
-    store = open_store(settings)
+    store = open_store(settings, bytes_too=False)
     try:
         settle_interrupted(store)  # an export whose server died is pending evidence already
         report = status(store)

@@ -12,7 +12,7 @@ from godot_mcp.store.tokens import add_token, list_tokens, revoke_principal
 
 
 def token_add(args: argparse.Namespace, settings: Settings) -> int:
-    store = open_store(settings)
+    store = open_store(settings, bytes_too=False)
     try:
         token = add_token(store.engine, args.principal)
     finally:
@@ -26,7 +26,7 @@ def token_list(args: argparse.Namespace, settings: Settings) -> int:
     if not store_exists(settings):
         print("[]" if args.json else "", end="\n" if args.json else "")
         return 0
-    store = open_store(settings)
+    store = open_store(settings, bytes_too=False)
     try:
         tokens = list_tokens(store.engine)
     finally:
@@ -50,7 +50,7 @@ def token_revoke(args: argparse.Namespace, settings: Settings) -> int:
     if not store_exists(settings):
         print(f"{args.principal}: no tokens", file=sys.stderr)
         return 0
-    store = open_store(settings)
+    store = open_store(settings, bytes_too=False)
     try:
         n = revoke_principal(store.engine, args.principal)
     finally:

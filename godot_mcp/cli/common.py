@@ -43,11 +43,18 @@ def store_exists(settings: Settings) -> bool:
     return StoreLayout(settings.state_dir).db_path.is_file()
 
 
-def open_store(settings: Settings) -> ArtifactStore:
-    """Open (and migrate) the store; a database that cannot be reached is a ConfigError."""
+def open_store(settings: Settings, bytes_too: bool = True) -> ArtifactStore:
+    """Open (and migrate) the store; a database that cannot be reached is a ConfigError.
+
+    ``bytes_too=False`` for subcommands that never touch artifact bytes (tokens, status):
+    they neither claim a shared database for this state dir's blobs nor need them.
+    """
     try:
         return ArtifactStore(
-            settings.state_dir, settings.limits, database_url=settings.database_url
+            settings.state_dir,
+            settings.limits,
+            database_url=settings.database_url,
+            claim=bytes_too,
         )
     except (StorageError, DatabaseUnavailable) as exc:
         raise ConfigError(f"cannot open the store's database: {exc.message}") from None

@@ -45,7 +45,7 @@ def _token_count(settings: Settings) -> int:
     """Tokens in the store. The embedded store is read without creating anything (the
     server must refuse before it makes a state dir); a shared database is opened."""
     if settings.database_url is not None:
-        store = open_store(settings)
+        store = open_store(settings, bytes_too=False)
         try:
             return len(list_tokens(store.engine))
         finally:

@@ -280,7 +280,7 @@ class FsBlobStore:
     def iter_strays(self) -> Iterator[Path]:
         """Files in the shard tree whose name is not where their SHA-256 says."""
         for first in self.root.iterdir():
-            if first.name == ".tmp":
+            if first.name in (".tmp", ".store-id"):  # temp files; the directory's own id
                 continue
             if not first.is_dir():
                 yield first

@@ -24,16 +24,34 @@ from godot_mcp.errors import ConfigError, DatabaseUnavailable, StorageError
 from godot_mcp.store import postgres, sqlite
 from godot_mcp.store.models import StoreLock
 
+_DRIVERS = {"sqlite": ("pysqlite",), "postgresql": ("psycopg",)}
+
 
 def backend(url: str) -> str:
-    """``sqlite`` or ``postgresql``; a URL of another database is a ConfigError."""
+    """``sqlite`` or ``postgresql``; any other database, driver or a malformed URL is a
+    ConfigError (one line, naming no password)."""
     try:
-        name = make_url(url).get_backend_name()
-    except ArgumentError:
+        parsed = make_url(url)
+        name, driver = parsed.get_backend_name(), parsed.get_driver_name()
+        _ = parsed.port  # a port that is not a number fails here
+    except (ArgumentError, ValueError):
         raise ConfigError("the database URL is not a URL a database is named by") from None
-    if name not in ("sqlite", "postgresql"):
+    if name not in _DRIVERS:
         raise ConfigError(f"the database must be SQLite or PostgreSQL, not {name!r}")
+    if driver not in _DRIVERS[name]:  # postgresql:// alone means psycopg2, not installed
+        drivers = ", ".join(f"{name}+{d}" for d in _DRIVERS[name])
+        raise ConfigError(f"the database driver must be {drivers}, not {driver!r}")
+    if name == "sqlite" and parsed.database in (None, "", ":memory:"):
+        raise ConfigError("an SQLite database must be a file (not in memory)")
     return name
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite URL, else None."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return None
+    return Path(parsed.database)
 
 
 def make_engine(url: str) -> Engine:

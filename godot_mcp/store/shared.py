@@ -4,13 +4,14 @@ A row names bytes by their SHA-256 only, so a database must never be used with t
 stores: a server would find the other's rows without bytes and reconcile would take its
 bytes for orphans. The first server on a shared database records its blob store; a server
 that comes with another one is refused. Until object storage is supported the one blob
-store is a state dir's blob directory on one host: servers on one PostgreSQL database
-share one state dir.
+store is a state dir's blob directory on one host, named by a random id kept in it:
+servers on one PostgreSQL database share one state dir.
 """
 
 from __future__ import annotations
 
-import socket
+import os
+import secrets
 from pathlib import Path
 
 from sqlalchemy import Engine, select
@@ -19,22 +20,29 @@ from godot_mcp.errors import ConfigError
 from godot_mcp.store.db import write_session
 from godot_mcp.store.models import BlobStoreRow
 
-
-def host_id() -> str:
-    """This machine: its systemd machine id, else its host name."""
-    for name in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
-        try:
-            text = Path(name).read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if text:
-            return text
-    return socket.gethostname()
+STORE_ID = ".store-id"  # in the blob directory: names it, whatever host or path it is at
 
 
 def directory_location(blob_dir: Path) -> str:
-    """How a blob directory is named in the database: its host and its path."""
-    return f"directory {host_id()}:{blob_dir}"
+    """How a blob directory is named in the database: by a random id written into it the
+    first time (a machine id or a path could be the same on a cloned host)."""
+    marker = blob_dir / STORE_ID
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(secrets.token_hex(16) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+    try:
+        ident = marker.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        ident = ""
+    if len(ident) != 32 or not all(c in "0123456789abcdef" for c in ident):
+        raise ConfigError("the blob directory's id file is damaged; restore it or start afresh")
+    return f"directory {ident}"
 
 
 def claim(engine: Engine, location: str, now_us: int) -> None:

@@ -36,6 +36,7 @@ from godot_mcp.store.db import (
     make_engine,
     read_session,
     rowcount,
+    sqlite_file,
     upgrade_to_head,
     write_session,
 )
@@ -171,7 +172,9 @@ class ArtifactStore:
     a content-addressed blob directory.
 
     ``database_url``: ``None`` for the state dir's SQLite file, else an SQLAlchemy URL
-    (``postgresql+psycopg://…``). A database that cannot be reached raises StorageError.
+    (``postgresql+psycopg://…``). A database that cannot be reached raises
+    DatabaseUnavailable. ``claim``: a shared database is checked to belong to this blob
+    store (and claimed when new); off only for what never touches bytes (tokens, status).
     """
 
     def __init__(
@@ -181,6 +184,7 @@ class ArtifactStore:
         clock: Clock = utc_now,
         block_size: int = BLOCK_SIZE,
         database_url: str | None = None,
+        claim: bool = True,
     ) -> None:
         self.layout = StoreLayout(Path(state_dir))
         self.limits = limits or Limits()
@@ -192,9 +196,10 @@ class ArtifactStore:
         self.database_url = database_url or sqlite.url_for(self.layout.db_path)
         self.engine = make_engine(self.database_url)
         upgrade_to_head(self.engine)
-        if database_url is None:
-            os.chmod(self.layout.db_path, 0o600)
-        else:  # a shared database: it must name this blob store's bytes, and no other's
+        db_file = sqlite_file(self.database_url)
+        if db_file is not None:
+            os.chmod(db_file, 0o600)  # it holds the token hashes
+        if db_file is None and claim:  # a shared database: it names this blob store's bytes only
             try:
                 shared.claim(
                     self.engine, shared.directory_location(self.layout.blob_dir), self.now_us()

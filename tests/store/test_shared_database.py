@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -28,14 +29,21 @@ def test_servers_on_one_database_share_its_tokens_and_its_one_blob_store(
     assert listed.returncode == 0, listed.stderr
     assert [t["principal"] for t in json.loads(listed.stdout)] == ["alice"]
     assert not (tmp_path / "a" / "store.db").exists()  # nothing of it in SQLite
-    # Another state dir has another blob directory: its rows' bytes would not be there.
-    other = run_admin("token", "list", "--state-dir", str(tmp_path / "b"), "--database-url", url)
-    assert other.returncode == 2
-    assert other.stderr.strip() == (
+    # What touches bytes claims the database for its blob directory (serve, reconcile).
+    claimed = run_admin("reconcile", "--state-dir", state, "--database-url", url)
+    assert claimed.returncode == 0, claimed.stderr
+    # Tokens need no bytes: any state dir may manage them. Another state dir has another
+    # blob directory, though: what touches bytes there is refused.
+    other = ["--state-dir", str(tmp_path / "b"), "--database-url", url]
+    listed = run_admin("token", "list", "--json", *other)
+    assert [t["principal"] for t in json.loads(listed.stdout)] == ["alice"], listed.stderr
+    refused = run_admin("reconcile", *other)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
         "godot-mcp-admin: error: this database belongs to another blob store (another "
         "host's or another state dir's blob directory): every server on one database uses "
         "the same one"
-    )
+    ), refused.stderr
 
 
 def test_a_store_refuses_a_database_of_another_blob_store(tmp_path, pg_server) -> None:
@@ -44,6 +52,13 @@ def test_a_store_refuses_a_database_of_another_blob_store(tmp_path, pg_server) -
     again = ArtifactStore(tmp_path / "a", database_url=url)  # the same state dir: fine
     with pytest.raises(ConfigError, match="belongs to another blob store"):
         ArtifactStore(tmp_path / "b", database_url=url)
+    # A copy of the state dir elsewhere (another host, a restored backup) keeps its id...
+    shutil.copytree(tmp_path / "a", tmp_path / "copy")
+    ArtifactStore(tmp_path / "copy", database_url=url).close()
+    # ...and the same path on another host, with other bytes, does not have it.
+    shutil.rmtree(tmp_path / "a" / "blobs")
+    with pytest.raises(ConfigError, match="belongs to another blob store"):
+        ArtifactStore(tmp_path / "a", database_url=url)
     first.close()
     again.close()
 
