@@ -11,6 +11,7 @@ from sqlalchemy import Connection, Engine, create_engine, text
 
 MIGRATION_LOCK = 0x60D07  # pg_advisory_xact_lock key of schema upgrades
 CONNECT_TIMEOUT_S = 10
+STATEMENT_TIMEOUT_MS = 30_000  # no statement waits longer (a lock held by a stuck server)
 
 
 def make_engine(url: str) -> Engine:
@@ -21,7 +22,14 @@ def make_engine(url: str) -> Engine:
         pool_size=5,
         max_overflow=20,
         pool_timeout=30,
-        connect_args={"connect_timeout": CONNECT_TIMEOUT_S},
+        connect_args={
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "options": f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+        },
     )
 
 

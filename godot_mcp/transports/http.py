@@ -10,6 +10,7 @@ session limit are ``transports.sessions``.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
@@ -25,6 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 from starlette.middleware import Middleware
 
+from godot_mcp.errors import DatabaseUnavailable
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.tokens import verify_token
 from godot_mcp.transports.sessionless import RefuseSessionless
@@ -47,13 +49,51 @@ class StoreTokenVerifier:
         self.store = store
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        verified = verify_token(self.store.engine, token)
+        # On a worker thread: a slow or stuck database must not hold up the event loop.
+        verified = await anyio.to_thread.run_sync(verify_token, self.store.engine, token)
         if verified is None:
             return None
         # subject = the token's id: a session opened with one token is refused with another.
         return AccessToken(
             token=token, client_id=verified.principal, scopes=[], subject=verified.token_id
         )
+
+
+class AnswerUnavailable:
+    """ASGI middleware: a request that finds the store's database unreachable gets 503.
+
+    The token check reads the database before any MCP handler runs; without this an
+    outage would answer 500 with a traceback per request.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except DatabaseUnavailable as exc:
+            if started:
+                raise
+            log.warning("HTTP request answered 503: %s", exc.message)
+            body = json.dumps({"error": "unavailable", "message": exc.message}).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"retry-after", b"5"),
+                (b"content-length", str(len(body)).encode()),
+            ]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
 
 
 def install_session_end_hook(server: Server, on_end: Callable[[str], Awaitable[None]]) -> None:
@@ -126,6 +166,7 @@ def build_http_app(
         transport_security=security,
     )
     registry = SessionRegistry(options.max_sessions_per_principal, options.idle_seconds)
+    app.user_middleware.insert(0, Middleware(AnswerUnavailable))  # outside the auth layer
     app.user_middleware.append(Middleware(RefuseSessionless))
     app.user_middleware.append(Middleware(SessionGate, registry=registry))
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import httpx2
 import pytest
 
 from godot_mcp.errors import ConfigError, DatabaseUnavailable
@@ -15,7 +16,7 @@ from godot_mcp.store.values import NewArtifact
 from tests.store.conftest import stdio_caller
 from tests.support import postgres
 from tests.support.projects import make_project
-from tests.support.servers import ROOT, run_admin, server_env
+from tests.support.servers import ROOT, run_admin, server_env, start_http
 
 
 def test_servers_on_one_database_share_its_tokens_and_its_one_blob_store(
@@ -138,4 +139,40 @@ def test_a_database_outage_is_unavailable_and_the_store_recovers_with_nothing_lo
         assert store.bytes_in_use() == len(b"before the outage") + len(b"after")
         store.close()
     finally:
+        server.stop()
+
+
+def test_an_http_server_answers_503_while_its_database_is_down_and_recovers(tmp_path) -> None:
+    if postgres.binaries() is None:
+        pytest.skip("SKIPPED LOUDLY: PostgreSQL is not installed")
+    server = postgres.start()  # its own server: this test stops it
+    http = None
+    try:
+        url = server.create_database()
+        state = tmp_path / "state"
+        added = run_admin("token", "add", "alice", "--state-dir", str(state), "--database-url", url)
+        assert added.returncode == 0, added.stderr
+        token = added.stdout.strip()
+        http = start_http(make_project(tmp_path / "p"), state, "--database-url", url, tokens={})
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+        }
+        up = httpx2.post(http.url, json=body, headers=headers, timeout=30)
+        assert up.status_code != 503, up.text
+        server.kill()
+        down = httpx2.post(http.url, json=body, headers=headers, timeout=30)
+        assert down.status_code == 503 and down.headers["retry-after"] == "5"
+        assert down.json()["error"] == "unavailable"
+        assert "cannot be reached" in down.json()["message"]
+        assert http.process.poll() is None  # still serving
+        server.restart()
+        again = httpx2.post(http.url, json=body, headers=headers, timeout=30)
+        assert again.status_code == up.status_code, again.text
+        log = http.log_path.read_text(errors="replace")
+        assert "Traceback" not in log and "HTTP request answered 503" in log
+    finally:
+        if http is not None:
+            http.stop()
         server.stop()
