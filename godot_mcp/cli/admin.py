@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from sqlalchemy.exc import SQLAlchemyError
 
 from godot_mcp.cli import admin_evidence, admin_tokens
-from godot_mcp.cli.common import fail, open_store, print_report, store_exists
+from godot_mcp.cli.common import (
+    database_reason,
+    fail,
+    open_store,
+    print_report,
+    store_exists,
+)
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
 from godot_mcp.errors import ConfigError, GodotMcpError, InvalidArgument
 from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted, sweep_dead_scratch
@@ -124,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GodotMcpError as exc:
         return fail(PROG, exc.message, status=1)
     except SQLAlchemyError as exc:
-        return fail(PROG, f"the store database cannot be used ({type(exc).__name__})", status=1)
+        return fail(PROG, database_reason(exc), status=1)
     except OSError as exc:
         return fail(PROG, f"cannot use the state dir: {exc.strerror or exc}", status=1)
 

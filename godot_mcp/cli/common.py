@@ -58,3 +58,11 @@ def open_store(settings: Settings, bytes_too: bool = True) -> ArtifactStore:
         )
     except (StorageError, DatabaseUnavailable) as exc:
         raise ConfigError(f"cannot open the store's database: {exc.message}") from None
+
+
+def database_reason(exc: BaseException) -> str:
+    """One line saying why the database could not be used (its driver's own first line)."""
+    orig = getattr(exc, "orig", None)
+    first = str(orig or "").strip().splitlines()
+    reason = first[0][:200] if first else type(exc).__name__
+    return f"the store database cannot be used: {reason}"

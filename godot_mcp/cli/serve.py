@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 from sqlalchemy.exc import SQLAlchemyError
 
-from godot_mcp.cli.common import fail, open_store
+from godot_mcp.cli.common import database_reason, fail, open_store
 from godot_mcp.config import OneLineParser, Settings, add_common_options, check_project, resolve
 from godot_mcp.edge.spec import Tool
 from godot_mcp.errors import ConfigError, DatabaseUnavailable, GodotMcpError, StorageError
@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None, extra_tools: Sequence[Tool] = ()) ->
     except OSError as exc:
         return fail(PROG, f"cannot use the state dir: {exc.strerror or exc}", status=1)
     except SQLAlchemyError as exc:
-        return fail(PROG, f"the store database cannot be used ({type(exc).__name__})", status=1)
+        return fail(PROG, database_reason(exc), status=1)
     return 0
 
 

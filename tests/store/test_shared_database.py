@@ -176,3 +176,12 @@ def test_an_http_server_answers_503_while_its_database_is_down_and_recovers(tmp_
         if http is not None:
             http.stop()
         server.stop()
+
+
+def test_a_database_that_refuses_the_connection_says_why_in_one_line(tmp_path, pg_server) -> None:
+    url = pg_server.create_database() + "?foo=bar"
+    done = run_admin("token", "list", "--state-dir", str(tmp_path / "s"), "--database-url", url)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("godot-mcp-admin: error: the store database cannot be used: ")
+    assert "foo" in lines[0]
