@@ -418,6 +418,7 @@ class Check:
         self.known: frozenset[str] = frozenset()
         self.aliases: dict[str, str] = {}
         self._proc: Child | None = None
+        self._last_error = ""  # the last ERROR line of the last Godot run, for a failure
         home = os.path.expanduser("~")
         self._pairs: list[PathPair] = [
             (str(self.project).rstrip("/") + "/", "res://"),
@@ -520,7 +521,7 @@ class Check:
                     )
                 raise CheckFailed(
                     f"Godot exited with code {code} after checking {reader.done} of "
-                    f"{len(self.files)} files{self._last}"
+                    f"{len(self.files)} files{self._why()}"
                 )
             if stuck is not None:
                 if ended == "stuck":
@@ -581,11 +582,12 @@ class Check:
         finally:
             await self.stop()
             self._proc.stdout.close()
-            last = lines.last_error
-            self._last = f": {self.redact(last)}"[:MAX_MESSAGE] if last else ""
+            self._last_error = lines.last_error
         return how
 
-    _last = ""
+    def _why(self) -> str:
+        last = self._last_error
+        return f": {self.redact(last)}"[:MAX_MESSAGE] if last else ""
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
