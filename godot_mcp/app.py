@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 from mcp.server import Server
 
 from godot_mcp.config import Settings
@@ -23,6 +24,7 @@ from godot_mcp.edge.spec import Tool
 from godot_mcp.godot.locate import locate_godot
 from godot_mcp.godot.redact import private_roots
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.releases import Releases
 from godot_mcp.services import close_services, session_ended
 from godot_mcp.store.ids import new_id
 from godot_mcp.store.reconcile import reconcile
@@ -70,18 +72,26 @@ async def open_app(
         )
         exports = ExportService(runtime)
         await exports.start()
+        launch_id = new_id() if transport == "http" else None
         deps = ServerDeps(
             runtime=runtime,
             transport=transport,
-            launch_id=new_id() if transport == "http" else None,
+            launch_id=launch_id,
             limits=settings.limits,
             games=GameService(runtime),
             exports=exports,
             checks=CheckService(runtime, exports),
             names=settings.tool_names,
+            releases=Releases(store, launch_id) if launch_id is not None else None,
         )
         try:
-            yield App(build_server(deps, extra_tools), deps)
+            async with anyio.create_task_group() as tg:
+                if deps.releases is not None:
+                    tg.start_soon(deps.releases.run)
+                try:
+                    yield App(build_server(deps, extra_tools), deps)
+                finally:
+                    tg.cancel_scope.cancel()
         finally:
             await close_services(deps)
             if deps.launch_id is not None:

@@ -6,7 +6,6 @@ import logging
 from typing import Protocol
 
 from godot_mcp.edge.deps import ServerDeps
-from godot_mcp.store.store import release_session_id
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +32,8 @@ async def close_services(deps: ServerDeps) -> None:
 
 async def session_ended(deps: ServerDeps, session_id: str) -> None:
     """Release what an ended HTTP session owned: its artifacts, games and exports."""
-    if deps.launch_id is not None:
-        try:
-            release_session_id(deps.store, deps.launch_id, session_id)
-        except Exception:
-            log.exception("releasing an ended session's artifacts failed")
+    if deps.releases is not None:
+        await deps.releases.ended(session_id)
     for service in _services(deps):
         try:
             await service.session_ended(session_id)

@@ -11,6 +11,7 @@ from mcp.server.context import ServerRequestContext
 
 from godot_mcp.errors import NotFound
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.releases import Releases
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, Limits
 
@@ -36,6 +37,7 @@ class ServerDeps:
     checks: CheckService
     names: NameStyle = "underscore"
     tools: Tools | None = field(default=None)
+    releases: Releases | None = None  # HTTP only: ended sessions' artifacts
 
     @property
     def http(self) -> bool:

@@ -7,8 +7,10 @@ import shutil
 import subprocess
 import sys
 
+import anyio
 import httpx2
 import pytest
+import sqlalchemy
 
 from godot_mcp.errors import ConfigError, DatabaseUnavailable
 from godot_mcp.store.store import ArtifactStore
@@ -16,6 +18,7 @@ from godot_mcp.store.values import NewArtifact
 from tests.store.conftest import stdio_caller
 from tests.support import postgres
 from tests.support.projects import make_project
+from tests.support.rawmcp import raw_session
 from tests.support.servers import ROOT, run_admin, server_env, start_http
 
 
@@ -176,6 +179,58 @@ def test_an_http_server_answers_503_while_its_database_is_down_and_recovers(tmp_
         if http is not None:
             http.stop()
         server.stop()
+
+
+@pytest.mark.anyio
+async def test_a_session_that_ends_while_the_database_is_down_is_released_when_it_is_back(
+    tmp_path,
+) -> None:
+    if postgres.binaries() is None:
+        pytest.skip("SKIPPED LOUDLY: PostgreSQL is not installed")
+    server = postgres.start()  # its own server: this test stops it
+    http = None
+    try:
+        url = server.create_database()
+        state = tmp_path / "state"
+        token = run_admin("token", "add", "alice", "--state-dir", str(state), "--database-url", url)
+        assert token.returncode == 0, token.stderr
+        idle = ("--http-session-idle-seconds", "2")
+        http = start_http(
+            make_project(tmp_path / "p"), state, "--database-url", url, *idle, tokens={}
+        )
+        with anyio.fail_after(120):
+            async with raw_session(http.url, token.stdout.strip()) as s:
+                made = await s.call("test_produce", {"size": 4096})
+                assert made["outcome"] == "ok", made
+                assert _live_artifacts(url) == 1
+                server.kill()
+                # No request from now on: the session ends by idleness, its database down.
+                log = http.log_path
+                while "waits for the store" not in log.read_text(errors="replace"):
+                    await anyio.sleep(0.1)
+                server.restart()
+                while _live_artifacts(url) != 0:
+                    await anyio.sleep(0.2)
+                while "artifacts released: the store answers again" not in log.read_text():
+                    await anyio.sleep(0.1)
+        assert http.process.poll() is None
+        assert "Traceback" not in http.log_path.read_text(errors="replace")
+    finally:
+        if http is not None:
+            http.stop()
+        server.stop()
+
+
+def _live_artifacts(url: str) -> int:
+    """How many artifact rows the database holds (-1 while it does not answer yet)."""
+    engine = sqlalchemy.create_engine(url)
+    try:
+        with engine.connect() as c:
+            return int(c.execute(sqlalchemy.text("SELECT count(*) FROM artifacts")).scalar_one())
+    except sqlalchemy.exc.OperationalError:
+        return -1
+    finally:
+        engine.dispose()
 
 
 def test_a_database_that_refuses_the_connection_says_why_in_one_line(tmp_path, pg_server) -> None:
