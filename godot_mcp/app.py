@@ -57,7 +57,12 @@ async def open_app(
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
 
-    store = ArtifactStore(settings.state_dir, settings.limits, database_url=settings.database_url)
+    store = ArtifactStore(
+        settings.state_dir,
+        settings.limits,
+        database_url=settings.database_url,
+        blob_store_url=settings.blob_store_url,
+    )
     try:
         report = reconcile(store)
         log.info("startup reconcile: %s", report.as_dict())

@@ -50,6 +50,7 @@ class Settings:
     max_http_sessions_per_principal: int = 32
     state_dir_spellings: tuple[str, ...] = ()  # as given, before links were resolved
     database_url: str | None = None  # None: the SQLite file in the state dir
+    blob_store_url: str | None = None  # None: the blob directory in the state dir
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +68,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--http-session-idle-seconds", metavar="N")
     parser.add_argument("--max-http-sessions-per-principal", metavar="N")
     parser.add_argument("--database-url", metavar="URL")
+    parser.add_argument("--blob-store", metavar="URL")
 
 
 _MAX_SECONDS = 10 * 365 * 24 * 3600  # ten years: later than any retention or idle time
@@ -98,6 +100,11 @@ def resolve(
     database = _explicit(args, "database_url", "--database-url", env, "GODOT_MCP_DATABASE_URL")
     if database is not None:
         backend(database)  # ConfigError for anything but SQLite or PostgreSQL
+    blob_store = _explicit(args, "blob_store", "--blob-store", env, "GODOT_MCP_BLOB_STORE")
+    if blob_store is not None:
+        from godot_mcp.store.s3 import parse_blob_store_url
+
+        parse_blob_store_url(blob_store)  # ConfigError for anything but s3://BUCKET/PREFIX?…
     state = _explicit(args, "state_dir", "--state-dir", env, "GODOT_MCP_STATE_DIR")
     state_dir = Path(state) if state else Path(platformdirs.user_state_dir("godot-mcp"))
     state_dir = state_dir.expanduser().resolve()
@@ -128,6 +135,7 @@ def resolve(
             if s and s.strip()
         ),
         database_url=database,
+        blob_store_url=blob_store,
     )
 
 

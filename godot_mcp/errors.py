@@ -11,7 +11,8 @@ exactly one outcome (``godot_mcp.edge.outcomes``)::
     ├── OutOfRange                     out_of_range      (HTTP: not_found)
     ├── TooLarge                       too_large
     ├── Unavailable                    unavailable
-    │   └── DatabaseUnavailable        the store's database cannot be reached (PostgreSQL)
+    │   ├── DatabaseUnavailable        the store's database cannot be reached (PostgreSQL)
+    │   └── BlobStoreUnavailable       the store's bucket cannot be reached (S3)
     ├── Timeout                        timeout
     └── Failed                         failed
         ├── IntegrityError             bytes differ from what was promised
@@ -73,6 +74,10 @@ class Unavailable(GodotMcpError):
 
 class DatabaseUnavailable(Unavailable):
     """The store's database server cannot be reached (it is down, or the network is)."""
+
+
+class BlobStoreUnavailable(Unavailable):
+    """The store's S3 endpoint cannot be reached or answers 5xx."""
 
 
 class Timeout(GodotMcpError):

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Mapping
 
 from godot_mcp.config import Settings
-from godot_mcp.errors import ConfigError, DatabaseUnavailable, StorageError
+from godot_mcp.errors import BlobStoreUnavailable, ConfigError, DatabaseUnavailable, StorageError
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import StoreLayout
 
@@ -39,7 +39,7 @@ def store_exists(settings: Settings) -> bool:
     """Whether there is a store to look at: a shared database always is; the embedded one
     once its SQLite file exists (read-only subcommands never create it)."""
     if settings.database_url is not None:
-        return True
+        return True  # a shared bucket comes with the database that names its bytes
     return StoreLayout(settings.state_dir).db_path.is_file()
 
 
@@ -55,9 +55,16 @@ def open_store(settings: Settings, bytes_too: bool = True) -> ArtifactStore:
             settings.limits,
             database_url=settings.database_url,
             claim=bytes_too,
+            blob_store_url=settings.blob_store_url,
         )
-    except (StorageError, DatabaseUnavailable) as exc:
-        raise ConfigError(f"cannot open the store's database: {exc.message}") from None
+    except (StorageError, DatabaseUnavailable, BlobStoreUnavailable) as exc:
+        raise ConfigError(opening_failed(exc)) from None
+
+
+def opening_failed(exc: StorageError | DatabaseUnavailable | BlobStoreUnavailable) -> str:
+    """The one line of a store that could not be opened: its database, or its blob store."""
+    part = "blob store" if exc.message.startswith("the blob store") else "database"
+    return f"cannot open the store's {part}: {exc.message}"
 
 
 def database_reason(exc: BaseException) -> str:

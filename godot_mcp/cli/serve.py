@@ -18,10 +18,16 @@ from pathlib import Path
 import anyio
 from sqlalchemy.exc import SQLAlchemyError
 
-from godot_mcp.cli.common import database_reason, fail, open_store
+from godot_mcp.cli.common import database_reason, fail, open_store, opening_failed
 from godot_mcp.config import OneLineParser, Settings, add_common_options, check_project, resolve
 from godot_mcp.edge.spec import Tool
-from godot_mcp.errors import ConfigError, DatabaseUnavailable, GodotMcpError, StorageError
+from godot_mcp.errors import (
+    BlobStoreUnavailable,
+    ConfigError,
+    DatabaseUnavailable,
+    GodotMcpError,
+    StorageError,
+)
 from godot_mcp.store.tokens import list_tokens
 from godot_mcp.store.values import StoreLayout
 
@@ -133,8 +139,8 @@ def main(argv: Sequence[str] | None = None, extra_tools: Sequence[Tool] = ()) ->
         pass
     except ConfigError as exc:  # found while starting: the store's database, its blob store
         return fail(PROG, exc.message)
-    except (StorageError, DatabaseUnavailable) as exc:
-        return fail(PROG, f"cannot open the store's database: {exc.message}")
+    except (StorageError, DatabaseUnavailable, BlobStoreUnavailable) as exc:
+        return fail(PROG, opening_failed(exc))
     except GodotMcpError as exc:
         return fail(PROG, exc.message, status=1)
     except OSError as exc:

@@ -17,6 +17,7 @@ import hashlib
 import os
 import re
 import secrets
+import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -56,7 +57,19 @@ class StagedBlob:
 
 
 class BlobStore(Protocol):
-    """What the artifact store needs from a byte store (a directory, or S3 later)."""
+    """What the artifact store needs from a byte store: a private directory (``FsBlobStore``)
+    or an S3-compatible bucket that several hosts share (``store.s3.S3BlobStore``).
+
+    Both stage locally (a temp file hashed while written, ``stage_file``); ``publish`` makes
+    the staged bytes the blob named by their SHA-256. A ``shared`` store is written by other
+    hosts too: the artifact store then guards uploads with leases in the database, not with
+    the local blob lock, and an unreferenced blob is an orphan only once it is older than
+    ``orphan_grace_us``.
+    """
+
+    block_size: int
+    shared: bool
+    orphan_grace_us: int
 
     def stage(self, source: bytes | BinaryIO) -> StagedBlob: ...
     def publish(self, staged: StagedBlob) -> None: ...
@@ -67,9 +80,76 @@ class BlobStore(Protocol):
     def exists(self, sha256: str, size: int) -> bool: ...
     def delete(self, sha256: str) -> None: ...
     def quarantine(self, sha256: str) -> None: ...
+    def quarantined(self) -> int: ...
     def hash_blob(self, sha256: str) -> tuple[str, int] | None: ...
-    def iter_blobs(self) -> Iterator[str]: ...
+    def iter_blobs(self, older_than_us: int | None = None) -> Iterator[str]: ...
+    def iter_strays(self) -> Iterator[str]: ...
+    def remove_stray(self, name: str) -> None: ...
     def iter_temp(self) -> Iterator[Path]: ...
+    def close(self) -> None: ...
+
+
+def stage_file(tmp_dir: Path, source: bytes | BinaryIO, block_size: int) -> StagedBlob:
+    """Write ``source`` to a fresh temp file in ``tmp_dir`` while hashing it; fsync it."""
+    temp = tmp_dir / f"{_TMP_PREFIX}{secrets.token_hex(12)}"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise StorageError(f"cannot create a blob: {exc.strerror}") from None
+    sha = hashlib.sha256()
+    digests = bytearray()
+    size = 0
+
+    def hash_chunk(chunk: memoryview) -> None:
+        sha.update(chunk)
+        for start in range(0, len(chunk), block_size):
+            digests.extend(block_digest(chunk[start : start + block_size]))
+
+    try:
+        for chunk in _chunks(source):
+            # Hash on a helper thread while this one writes: both release the GIL.
+            hashed = _HASHER.submit(hash_chunk, chunk)
+            view = chunk
+            try:
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+            finally:
+                hashed.result()
+            size += len(chunk)
+            checkpoint("stage.chunk")
+        os.fsync(fd)
+    except OSError as exc:
+        os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise StorageError(f"cannot write a blob: {exc.strerror or exc}") from None
+    except BaseException:
+        os.close(fd)
+        temp.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    checkpoint("stage.done")
+    return StagedBlob(temp, sha.hexdigest(), size, bytes(digests))
+
+
+def _chunks(source: bytes | BinaryIO) -> Iterator[memoryview]:
+    if isinstance(source, bytes | bytearray | memoryview):
+        view = memoryview(source)
+        for start in range(0, len(view), CHUNK):
+            yield view[start : start + CHUNK]
+        return
+    buf = bytearray(CHUNK)
+    while True:
+        n = source.readinto(buf)  # type: ignore[attr-defined]
+        if not n:
+            return
+        # Keep chunks block-aligned so block digests line up with offsets.
+        while n < CHUNK:
+            more = source.readinto(memoryview(buf)[n:])  # type: ignore[attr-defined]
+            if not more:
+                break
+            n += more
+        yield memoryview(buf)[:n]
 
 
 def mkdir_private(path: Path) -> None:
@@ -87,7 +167,10 @@ def _fsync_dir(path: Path) -> None:
 
 
 class FsBlobStore:
-    """Blob files in a private, hash-sharded directory."""
+    """Blob files in a private, hash-sharded directory (one host's; the local lock guards it)."""
+
+    shared = False
+    orphan_grace_us = 0  # reconcile holds the exclusive lock: no registration is in flight
 
     def __init__(self, root: Path, quarantine_dir: Path, block_size: int = BLOCK_SIZE) -> None:
         self.root = root
@@ -109,64 +192,7 @@ class FsBlobStore:
 
     def stage(self, source: bytes | BinaryIO) -> StagedBlob:
         """Write ``source`` to a fresh temp file while hashing it; fsync it."""
-        temp = self.tmp_dir / f"{_TMP_PREFIX}{secrets.token_hex(12)}"
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except OSError as exc:
-            raise StorageError(f"cannot create a blob: {exc.strerror}") from None
-        sha = hashlib.sha256()
-        digests = bytearray()
-        size = 0
-
-        def hash_chunk(chunk: memoryview) -> None:
-            sha.update(chunk)
-            for start in range(0, len(chunk), self.block_size):
-                digests.extend(block_digest(chunk[start : start + self.block_size]))
-
-        try:
-            for chunk in self._chunks(source):
-                # Hash on a helper thread while this one writes: both release the GIL.
-                hashed = _HASHER.submit(hash_chunk, chunk)
-                view = chunk
-                try:
-                    while view:
-                        written = os.write(fd, view)
-                        view = view[written:]
-                finally:
-                    hashed.result()
-                size += len(chunk)
-                checkpoint("stage.chunk")
-            os.fsync(fd)
-        except OSError as exc:
-            os.close(fd)
-            temp.unlink(missing_ok=True)
-            raise StorageError(f"cannot write a blob: {exc.strerror or exc}") from None
-        except BaseException:
-            os.close(fd)
-            temp.unlink(missing_ok=True)
-            raise
-        os.close(fd)
-        checkpoint("stage.done")
-        return StagedBlob(temp, sha.hexdigest(), size, bytes(digests))
-
-    def _chunks(self, source: bytes | BinaryIO) -> Iterator[memoryview]:
-        if isinstance(source, bytes | bytearray | memoryview):
-            view = memoryview(source)
-            for start in range(0, len(view), CHUNK):
-                yield view[start : start + CHUNK]
-            return
-        buf = bytearray(CHUNK)
-        while True:
-            n = source.readinto(buf)  # type: ignore[attr-defined]
-            if not n:
-                return
-            # Keep chunks block-aligned so block digests line up with offsets.
-            while n < CHUNK:
-                more = source.readinto(memoryview(buf)[n:])  # type: ignore[attr-defined]
-                if not more:
-                    break
-                n += more
-            yield memoryview(buf)[:n]
+        return stage_file(self.tmp_dir, source, self.block_size)
 
     def publish(self, staged: StagedBlob) -> None:
         """Rename the temp file into its shard and fsync the directory.
@@ -264,8 +290,13 @@ class FsBlobStore:
         except FileNotFoundError:
             pass
 
-    def iter_blobs(self) -> Iterator[str]:
-        """Every blob name present in the shards (only well-formed names)."""
+    def quarantined(self) -> int:
+        """How many withdrawn blobs are kept aside."""
+        return sum(1 for _ in self.quarantine_dir.iterdir())
+
+    def iter_blobs(self, older_than_us: int | None = None) -> Iterator[str]:
+        """Every blob name present in the shards (only well-formed names), or only those last
+        written before ``older_than_us``."""
         for first in sorted(self.root.iterdir()):
             if first.name == ".tmp" or not first.is_dir():
                 continue
@@ -274,20 +305,25 @@ class FsBlobStore:
                     continue
                 for entry in sorted(second.iterdir()):
                     name = entry.name
-                    if is_sha256(name) and name[:2] == first.name and name[2:4] == second.name:
-                        yield name  # anything else is a stray, for iter_strays
+                    if not (
+                        is_sha256(name) and name[:2] == first.name and name[2:4] == second.name
+                    ):
+                        continue  # a stray, for iter_strays
+                    if older_than_us is None or _mtime_us(entry) < older_than_us:
+                        yield name
 
-    def iter_strays(self) -> Iterator[Path]:
-        """Files in the shard tree whose name is not where their SHA-256 says."""
+    def iter_strays(self) -> Iterator[str]:
+        """Files in the shard tree whose name is not where their SHA-256 says (paths relative
+        to the blob directory)."""
         for first in self.root.iterdir():
             if first.name in (".tmp", ".store-id"):  # temp files; the directory's own id
                 continue
             if not first.is_dir():
-                yield first
+                yield first.name
                 continue
             for second in first.iterdir():
                 if not second.is_dir():
-                    yield second
+                    yield f"{first.name}/{second.name}"
                     continue
                 for entry in second.iterdir():
                     if (
@@ -295,8 +331,26 @@ class FsBlobStore:
                         or entry.name[:2] != first.name
                         or (entry.name[2:4] != second.name)
                     ):
-                        yield entry
+                        yield f"{first.name}/{second.name}/{entry.name}"
+
+    def remove_stray(self, name: str) -> None:
+        """Remove one stray that ``iter_strays`` named (a directory with what is in it)."""
+        path = self.root / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
     def iter_temp(self) -> Iterator[Path]:
         """Temp files of registrations (stale once no registration runs)."""
         yield from self.tmp_dir.iterdir()
+
+    def close(self) -> None:
+        """Nothing to release for a directory."""
+
+
+def _mtime_us(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns // 1000
+    except OSError:
+        return 0

@@ -87,6 +87,17 @@ class BlobStoreRow(Base):
     created_us: Mapped[int] = mapped_column(BigInteger)
 
 
+class BlobUpload(Base):
+    """A lease on one blob of a shared blob store while one registration uploads it: no
+    host deletes an object with a live lease (``store/leases.py``)."""
+
+    __tablename__ = "blob_uploads"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(32), primary_key=True)
+    expires_us: Mapped[int] = mapped_column(BigInteger)
+
+
 class Token(Base):
     """An HTTP bearer credential: only its SHA-256 is kept."""
 

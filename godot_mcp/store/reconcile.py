@@ -9,6 +9,7 @@ never touched here (only ``evidence purge`` removes evidence).
 from __future__ import annotations
 
 import shutil
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -68,8 +69,14 @@ def _verify(store: ArtifactStore, sha: str, size: int) -> str:
     return "ok" if got == (sha, size) else "mismatched"
 
 
-def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileReport:
-    """Re-verify the store and bring disk and rows back into agreement."""
+def reconcile(
+    store: ArtifactStore, lock_timeout: float = 120.0, orphan_grace_s: float | None = None
+) -> ReconcileReport:
+    """Re-verify the store and bring disk and rows back into agreement.
+
+    ``orphan_grace_s``: a shared blob store's unreferenced objects younger than this are kept
+    (another host may be about to commit them); default: the blob store's own grace.
+    """
     report = ReconcileReport(budget_bytes=store.limits.store_budget_bytes)
     with store.lock.exclusive(timeout=lock_timeout) as ok:
         if not ok:
@@ -96,16 +103,19 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
             report.artifacts_kept = int(s.scalar(select(func.count()).select_from(Artifact)) or 0)
             known = set(s.scalars(select(Blob.sha256)))
         checkpoint("reconcile.dropped")
-        for sha, verdict in bad.items():
-            if verdict == "mismatched":
+        mismatched = [sha for sha, verdict in bad.items() if verdict == "mismatched"]
+        if store.blobs.shared:
+            _sweep_shared(store, report, known, mismatched, orphan_grace_s)
+        else:
+            for sha in mismatched:
                 store.blobs.quarantine(sha)
-        for name in list(store.blobs.iter_blobs()):
-            if name not in known:
-                store.blobs.delete(name)
-                report.orphan_blobs_removed += 1
-                checkpoint("reconcile.orphan")
+            for name in list(store.blobs.iter_blobs()):
+                if name not in known:
+                    store.blobs.delete(name)
+                    report.orphan_blobs_removed += 1
+                    checkpoint("reconcile.orphan")
         for stray in list(store.blobs.iter_strays()):
-            _remove(stray)
+            store.blobs.remove_stray(stray)
             report.stray_files_removed += 1
         for temp in list(store.blobs.iter_temp()):
             _remove(temp)
@@ -113,6 +123,24 @@ def reconcile(store: ArtifactStore, lock_timeout: float = 120.0) -> ReconcileRep
             checkpoint("reconcile.temp")
     store.forget_verified()
     return report
+
+
+def _sweep_shared(
+    store: ArtifactStore,
+    report: ReconcileReport,
+    known: set[str],
+    mismatched: list[str],
+    orphan_grace_s: float | None,
+) -> None:
+    """A bucket other hosts write: an object goes only when no row names it, no lease keeps
+    it, and it is older than the grace (``store/leases.py``). The local lock proves nothing
+    about other hosts' uploads."""
+    store.delete_unused(mismatched, quarantine=True)
+    grace_us = store.blobs.orphan_grace_us if orphan_grace_s is None else int(orphan_grace_s * 1e6)
+    cutoff = int(time.time() * 1_000_000) - grace_us  # the bucket's clock is a real one
+    candidates = [n for n in store.blobs.iter_blobs(older_than_us=cutoff) if n not in known]
+    report.orphan_blobs_removed = store.delete_unused(candidates)
+    checkpoint("reconcile.orphan")
 
 
 def _remove(path: Path) -> None:
@@ -133,7 +161,7 @@ def status(store: ArtifactStore) -> StatusReport:
         )
         blobs = int(s.scalar(select(func.count()).select_from(Blob)) or 0)
         used = live_bytes(s)
-    quarantined = sum(1 for _ in store.layout.quarantine_dir.iterdir())
+    quarantined = store.blobs.quarantined()
     return StatusReport(
         bytes_in_use=used,
         budget_bytes=store.limits.store_budget_bytes,

