@@ -27,12 +27,15 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
         )
 
 
+import os  # noqa: E402
 import warnings  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
 
-from tests.support import postgres  # noqa: E402
+from tests.support import postgres, seaweed  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +59,66 @@ def database(request: pytest.FixtureRequest) -> str | None:
         return None
     server: postgres.Postgres = request.getfixturevalue("pg_server")
     return server.create_database()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[seaweed.Seaweed]:
+    """One real SeaweedFS (S3 on loopback) for the whole run (skipped loudly when absent)."""
+    if seaweed.binary() is None:
+        reason = "SKIPPED LOUDLY: SeaweedFS (weed) is not installed; S3 tests not run"
+        warnings.warn(reason, stacklevel=2)
+        pytest.skip(reason)
+    server = seaweed.start()
+    saved = {k: os.environ.get(k) for k in _S3_CREDENTIALS}
+    os.environ.update(_S3_CREDENTIALS)  # SeaweedFS takes any key; boto3 wants one
+    try:
+        yield server
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()
+
+
+_S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "godot-mcp-test", "AWS_SECRET_ACCESS_KEY": "any"}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where a store keeps its metadata and its bytes, as ``ArtifactStore`` options."""
+
+    name: str
+    options: dict[str, Any] = field(default_factory=dict)
+    s3: seaweed.Seaweed | None = None
+    bucket: str | None = None
+
+    @property
+    def argv(self) -> list[str]:
+        """The same as command-line options."""
+        out: list[str] = []
+        if self.options.get("database_url"):
+            out += ["--database-url", self.options["database_url"]]
+        if self.options.get("blob_store_url"):
+            out += ["--blob-store", self.options["blob_store_url"]]
+        return out
+
+    def objects(self) -> list[str]:
+        """Every key in the backend's bucket (S3 only)."""
+        assert self.s3 is not None and self.bucket is not None
+        pages = self.s3.client().get_paginator("list_objects_v2").paginate(Bucket=self.bucket)
+        return [o["Key"] for page in pages for o in page.get("Contents", [])]
+
+
+@pytest.fixture(params=["sqlite+directory", "postgresql+s3"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The store's two deployments, same test bodies: SQLite and the blob directory in the
+    state dir (one host), PostgreSQL and an S3 bucket (many hosts)."""
+    if request.param == "sqlite+directory":
+        return Backend(request.param)
+    pg: postgres.Postgres = request.getfixturevalue("pg_server")
+    s3: seaweed.Seaweed = request.getfixturevalue("s3_server")
+    bucket = s3.create_bucket()
+    options = {"database_url": pg.create_database(), "blob_store_url": s3.url(bucket)}
+    return Backend(request.param, options, s3, bucket)

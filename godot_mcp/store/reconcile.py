@@ -105,7 +105,7 @@ def reconcile(
         checkpoint("reconcile.dropped")
         mismatched = [sha for sha, verdict in bad.items() if verdict == "mismatched"]
         if store.blobs.shared:
-            _sweep_shared(store, report, known, mismatched, orphan_grace_s)
+            _sweep_shared(store, report, known, gone, mismatched, orphan_grace_s)
         else:
             for sha in mismatched:
                 store.blobs.quarantine(sha)
@@ -129,6 +129,7 @@ def _sweep_shared(
     store: ArtifactStore,
     report: ReconcileReport,
     known: set[str],
+    gone: list[str],
     mismatched: list[str],
     orphan_grace_s: float | None,
 ) -> None:
@@ -136,10 +137,12 @@ def _sweep_shared(
     it, and it is older than the grace (``store/leases.py``). The local lock proves nothing
     about other hosts' uploads."""
     store.delete_unused(mismatched, quarantine=True)
+    released = store.delete_unused(gone)  # their rows went just now: no grace for them
     grace_us = store.blobs.orphan_grace_us if orphan_grace_s is None else int(orphan_grace_s * 1e6)
     cutoff = int(time.time() * 1_000_000) - grace_us  # the bucket's clock is a real one
     candidates = [n for n in store.blobs.iter_blobs(older_than_us=cutoff) if n not in known]
     report.orphan_blobs_removed = store.delete_unused(candidates)
+    report.extra["released_objects_removed"] = released
     checkpoint("reconcile.orphan")
 
 

@@ -24,11 +24,9 @@ def _try_register(store: ArtifactStore, caller, gen: int) -> bool:
         return False
 
 
-def test_many_threads_never_push_the_store_over_its_budget(tmp_path, database) -> None:
+def test_many_threads_never_push_the_store_over_its_budget(tmp_path, backend) -> None:
     budget = 20 * SIZE + SIZE // 2
-    store = ArtifactStore(
-        tmp_path / "state", Limits(store_budget_bytes=budget), database_url=database
-    )
+    store = ArtifactStore(tmp_path / "state", Limits(store_budget_bytes=budget), **backend.options)
     caller, gen = stdio_caller(store, make_project(tmp_path / "p"))
 
     with ThreadPoolExecutor(max_workers=12) as pool:
@@ -38,33 +36,34 @@ def test_many_threads_never_push_the_store_over_its_budget(tmp_path, database) -
     assert len(store.list(caller, limit=100).items) == 20
 
 
-def test_separate_processes_and_threads_together_never_exceed_the_budget(
-    tmp_path, database
-) -> None:
+def test_separate_processes_and_threads_together_never_exceed_the_budget(tmp_path, backend) -> None:
     budget = 30 * SIZE + SIZE - 1
     state, project = tmp_path / "state", make_project(tmp_path / "p")
-    store = ArtifactStore(state, Limits(store_budget_bytes=budget), database_url=database)
+    store = ArtifactStore(state, Limits(store_budget_bytes=budget), **backend.options)
     caller, gen = stdio_caller(store, project)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # On one host they share the state dir; on a shared store each is another host's.
+    shared = backend.name != "sqlite+directory"
     procs = [
         subprocess.Popen(
             [
                 sys.executable,
                 "-m",
                 "tests.store.concurrent_child",
-                str(state),
+                str(tmp_path / f"host{i}" if shared else state),
                 str(project),
                 str(budget),
                 str(SIZE),
                 "20",
-                database or "",
+                backend.options.get("database_url", ""),
+                backend.options.get("blob_store_url", ""),
             ],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
             text=True,
         )
-        for _ in range(3)
+        for i in range(3)
     ]
 
     with ThreadPoolExecutor(max_workers=4) as pool:
