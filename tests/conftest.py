@@ -69,20 +69,15 @@ def s3_server() -> Iterator[seaweed.Seaweed]:
         warnings.warn(reason, stacklevel=2)
         pytest.skip(reason)
     server = seaweed.start()
-    saved = {k: os.environ.get(k) for k in _S3_CREDENTIALS}
-    os.environ.update(_S3_CREDENTIALS)  # SeaweedFS takes any key; boto3 wants one
     try:
         yield server
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         server.stop()
 
 
-_S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "godot-mcp-test", "AWS_SECRET_ACCESS_KEY": "any"}
+# The test SeaweedFS's one identity, for every store the tests open and every child they start
+# (servers, fork servers): set before any starts.
+os.environ.update(seaweed.CREDENTIALS, AWS_EC2_METADATA_DISABLED="true")
 
 
 @dataclass(frozen=True)

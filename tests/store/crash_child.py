@@ -30,7 +30,6 @@ By hand, one job in this process (to reproduce a named point)::
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import os
@@ -49,6 +48,7 @@ from godot_mcp.store import faults
 from godot_mcp.store.reconcile import reconcile
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, Limits, NewArtifact, utc_now
+from tests.support.rawblobs import RawBlobs
 
 BUDGET = 8 * 1024 * 1024
 EXPORT_BUDGET = 24 * 1024 * 1024  # up to 3 exports of 3 outputs of up to 2.5 MiB
@@ -158,10 +158,8 @@ def reconcile_op(w: Worker, j: int) -> Op:
         w.shift[0] += later
     for n in range(2):
         data = w.rng.randbytes(w.rng.choice([1, 50_000]))
-        orphan = w.store.blobs.path_of(hashlib.sha256(data).hexdigest())
-        orphan.parent.mkdir(exist_ok=True)
-        orphan.write_bytes(data)
-        (w.store.blobs.tmp_dir / f"stage-left-{w.tag}-{j}-{n}").write_bytes(data)
+        RawBlobs(w.store).plant_orphan(data)
+        (w.store.layout.blob_dir / ".tmp" / f"stage-left-{w.tag}-{j}-{n}").write_bytes(data)
 
     def op() -> list[str]:
         reconcile(w.store)
@@ -232,6 +230,7 @@ def work(job: dict[str, object]) -> None:
         Path(str(job["state"])),
         Limits(store_budget_bytes=int(job["budget"])),  # type: ignore[call-overload]
         clock=lambda: utc_now() + timedelta(seconds=shift[0]),
+        **job.get("options", {}),  # type: ignore[arg-type]
     )
     ps = store.projects.observe(Path(str(job["project"])))
     w = Worker(
@@ -262,6 +261,10 @@ def serve() -> None:
         warm.bytes_in_use()
         warm.release_expired()
         warm.close()
+    import boto3  # what a shared store's workers load; psycopg came with SQLAlchemy's dialects
+    import psycopg
+
+    del boto3, psycopg
     _say("ready")
     for line in sys.stdin:
         job = json.loads(line)

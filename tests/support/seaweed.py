@@ -21,6 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# SeaweedFS takes its one S3 identity from these when they are in its environment (auth on).
+ACCESS_KEY = "godot-mcp-test"
+SECRET_KEY = "godot-mcp-test-secret"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+
 
 def binary() -> Path | None:
     """The ``weed`` binary (beside this Python, or on PATH), or None when it is absent."""
@@ -69,8 +74,8 @@ class Seaweed:
             "s3",
             endpoint_url=self.endpoint,
             region_name="us-east-1",
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
             config=Config(retries={"max_attempts": 2}, connect_timeout=5, read_timeout=30),
         )
 
@@ -123,6 +128,7 @@ def start(timeout: float = 60.0) -> Seaweed:
         stdout=log,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
+        env=dict(os.environ, **CREDENTIALS),
         start_new_session=True,
     )
     server = Seaweed(root, s3, process)
