@@ -2,6 +2,30 @@
 
 from hypothesis import settings
 
+
+def _sign_s3_requests_with_the_real_time() -> None:
+    """A frozen clock is the store's, not the S3 server's: requests are still signed with the
+    real time (a server refuses a signature minutes off). freezegun swaps ``datetime`` in every
+    module and its ignore list does not cover ``datetime.now``; a closure keeps the real one."""
+    import datetime
+
+    import botocore.auth
+    import botocore.compat
+    import botocore.endpoint
+    import botocore.signers
+
+    real = datetime.datetime
+
+    def now(remove_tzinfo: bool = True) -> datetime.datetime:
+        current = real.now(datetime.UTC)
+        return current.replace(tzinfo=None) if remove_tzinfo else current
+
+    for module in (botocore.compat, botocore.auth, botocore.endpoint, botocore.signers):
+        module.get_current_datetime = now  # type: ignore[attr-defined]
+
+
+_sign_s3_requests_with_the_real_time()
+
 # The machine is shared and noisy: property tests judge outcomes, never timings.
 settings.register_profile("godot-mcp", deadline=None)
 settings.load_profile("godot-mcp")

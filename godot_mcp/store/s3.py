@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,6 +46,10 @@ MAX_OBJECT = 5 * 1024**3  # one PUT; larger artifacts would need multipart uploa
 _BUCKET_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789.-")
 _PREFIX_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/")
 _UNREACHABLE_CODES = {"InternalError", "ServiceUnavailable", "SlowDown", "503", "500"}
+# One boto3 session per process: it keeps the service model it parsed (200 ms a client
+# otherwise). Making clients from it is not thread-safe, hence the lock; clients are.
+_SESSION: Any = None
+_SESSION_LOCK = threading.Lock()
 _DIGEST_CODES = {"BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch", "InvalidChecksum"}
 
 
@@ -162,8 +167,11 @@ class S3BlobStore:
             request_checksum_calculation="when_required",  # we send SHA-256 ourselves
             response_checksum_validation="when_required",  # and check every block
         )
-        with s3_errors():
-            self.client: Any = boto3.session.Session().client(
+        with s3_errors(), _SESSION_LOCK:
+            global _SESSION
+            if _SESSION is None:
+                _SESSION = boto3.session.Session()
+            self.client: Any = _SESSION.client(
                 "s3",
                 endpoint_url=location.endpoint_url,
                 region_name=location.region,

@@ -261,10 +261,14 @@ def serve() -> None:
         warm.bytes_in_use()
         warm.release_expired()
         warm.close()
-    import boto3  # what a shared store's workers load; psycopg came with SQLAlchemy's dialects
+    import boto3  # what a shared store's workers load: the S3 model parsed once, before forks
     import psycopg
 
-    del boto3, psycopg
+    from godot_mcp.store import s3
+
+    s3._SESSION = boto3.session.Session()
+    s3._SESSION.client("s3", region_name="us-east-1").close()
+    del psycopg
     _say("ready")
     for line in sys.stdin:
         job = json.loads(line)
