@@ -24,6 +24,7 @@ from godot_mcp.edge.spec import Tool
 from godot_mcp.godot.locate import locate_godot
 from godot_mcp.godot.redact import private_roots
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.heartbeat import keep_beating
 from godot_mcp.runtime.releases import Releases
 from godot_mcp.services import close_services, session_ended
 from godot_mcp.store.ids import new_id
@@ -93,6 +94,8 @@ async def open_app(
             async with anyio.create_task_group() as tg:
                 if deps.releases is not None:
                     tg.start_soon(deps.releases.run)
+                if store.shared_database:
+                    tg.start_soon(keep_beating, store)
                 try:
                     yield App(build_server(deps, extra_tools), deps)
                 finally:

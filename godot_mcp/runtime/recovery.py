@@ -60,6 +60,8 @@ def settle_interrupted(store: ArtifactStore) -> dict[str, int]:
     records = ExportRecords(store)
     settled = 0
     for row in records.running():
+        if row.owner_host not in (None, store.host_id):
+            continue  # another host's: judged by its heartbeat (store/hosts.py), not a pid
         if alive(row.owner_pid, row.owner_start):
             continue
         files, size = keep_evidence(store, row.id)

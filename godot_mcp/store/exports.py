@@ -1,8 +1,9 @@
 """Export records: the store's table of managed exports, and the only code that writes it.
 
 Each row binds an export to its caller (like an artifact) and names the server process
-running it (pid and start time), so a restarted server tells an export whose server died
-(``interrupted``) from one still running. Times come from the store's clock.
+running it (its host, pid and start time), so a restarted server tells an export whose server
+died (``interrupted``) from one still running: by the process on its own host, by the host's
+heartbeat for other hosts (``store/hosts.py``). Times come from the store's clock.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class ExportRecord:
     owner_pid: int
     owner_start: str
     ended_us: int | None
+    owner_host: str | None = None
 
 
 def _record(row: Export) -> ExportRecord:
@@ -53,6 +55,7 @@ def _record(row: Export) -> ExportRecord:
         owner_pid=row.owner_pid,
         owner_start=row.owner_start,
         ended_us=row.ended_us,
+        owner_host=row.owner_host,
     )
 
 
@@ -87,6 +90,7 @@ class ExportRecords:
                     state="running",
                     owner_pid=owner[0],
                     owner_start=owner[1],
+                    owner_host=self.store.host_id,
                     created_us=self.store.now_us(),
                 )
             )

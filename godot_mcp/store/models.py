@@ -98,6 +98,15 @@ class BlobUpload(Base):
     expires_us: Mapped[int] = mapped_column(BigInteger)
 
 
+class Host(Base):
+    """A host serving a shared store, and when it last said it lives (``store/hosts.py``)."""
+
+    __tablename__ = "hosts"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    beat_us: Mapped[int] = mapped_column(BigInteger)
+
+
 class Token(Base):
     """An HTTP bearer credential: only its SHA-256 is kept."""
 
@@ -127,6 +136,7 @@ class Export(Base):
     log_tail: Mapped[str | None] = mapped_column(Text)
     owner_pid: Mapped[int] = mapped_column(Integer)
     owner_start: Mapped[str] = mapped_column(Text)
+    owner_host: Mapped[str | None] = mapped_column(String(32))  # None: made before hosts
     created_us: Mapped[int] = mapped_column(BigInteger)
     ended_us: Mapped[int | None] = mapped_column(BigInteger)
     evidence_bytes: Mapped[int | None] = mapped_column(BigInteger)

@@ -1,5 +1,7 @@
 """Project generations: a counter per project root, kept in the store.
 
+A project is its root path (on a database other hosts share: this host's id and its root
+path, kept as ``HOST:ROOT`` in the row's ``root``, which a bare absolute path never is).
 The identity of a project is the SHA-256 of its ``project.godot``. Each request
 first compares a cheap stat signature; only when that changed is the file
 hashed, and only when the hash changed does the generation advance.
@@ -59,13 +61,18 @@ def _identity(project_file: Path) -> str | None:
 class Projects:
     """Generation bookkeeping over the store's database."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, host: str | None = None) -> None:
         self.engine = engine
+        self.host = host
         self._seen: dict[str, str] = {}
+
+    def key(self, root: Path) -> str:
+        """The project's row key: its root, qualified by the host on a shared database."""
+        return str(root) if self.host is None else f"{self.host}:{root}"
 
     def observe(self, root: Path) -> ProjectState:
         """The project's state now; advances the generation if ``project.godot`` changed."""
-        key = str(root)
+        key = self.key(root)
         sig = _signature(root / "project.godot")
         if self._seen.get(key) == sig:
             with database_errors(), self.engine.connect() as conn:  # one plain SELECT
@@ -89,7 +96,7 @@ class Projects:
 
     def advance(self, root: Path) -> ProjectState:
         """Advance the generation unconditionally (``project.reload``)."""
-        key = str(root)
+        key = self.key(root)
         identity = _identity(root / "project.godot")
         with write_session(self.engine) as s:
             row = self._get_or_create(s, key, identity)

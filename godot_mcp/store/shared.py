@@ -26,12 +26,29 @@ if TYPE_CHECKING:
     from godot_mcp.store.blobs import BlobStore
 
 STORE_ID = ".store-id"  # in the blob directory: names it, whatever host or path it is at
+HOST_ID = "host-id"  # in the state dir
 
 
 def directory_location(blob_dir: Path) -> str:
     """How a blob directory is named in the database: by a random id written into it the
     first time (a machine id or a path could be the same on a cloned host)."""
-    marker = blob_dir / STORE_ID
+    ident = random_id(blob_dir / STORE_ID)
+    if ident is None:
+        raise ConfigError("the blob directory's id file is damaged; restore it or start afresh")
+    return f"directory {ident}"
+
+
+def host_id(state_dir: Path) -> str:
+    """This host's id in a shared store: a random id kept in its state dir (each host has
+    its own), so a project's identity is (host, root) and exports are judged by their host."""
+    ident = random_id(state_dir / HOST_ID)
+    if ident is None:
+        raise ConfigError("the state dir's host id file is damaged; remove it to make a new one")
+    return ident
+
+
+def random_id(marker: Path) -> str | None:
+    """The 32-hex id in ``marker``, made (0600, fsynced) when there is none; None if damaged."""
     try:
         fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -44,10 +61,10 @@ def directory_location(blob_dir: Path) -> str:
     try:
         ident = marker.read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
-        ident = ""
+        return None
     if len(ident) != 32 or not all(c in "0123456789abcdef" for c in ident):
-        raise ConfigError("the blob directory's id file is damaged; restore it or start afresh")
-    return f"directory {ident}"
+        return None
+    return ident
 
 
 def claim(engine: Engine, location: str, now_us: int) -> None:

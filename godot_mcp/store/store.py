@@ -215,9 +215,13 @@ class ArtifactStore:
             except BaseException:
                 self.close()
                 raise
+        self.shared_database = db_file is None  # other hosts may use it too
         # Reads answered on an event loop's thread must not wait on a network.
         self.inline_reads = db_file is not None and not self.blobs.shared
-        self.projects = Projects(self.engine)
+        # On a database other hosts share, a project is (host, root): the same path on two
+        # hosts is two projects, each with its own generation.
+        self.host_id = shared.host_id(self.layout.state_dir)
+        self.projects = Projects(self.engine, None if db_file is not None else self.host_id)
         self._digests = _DigestCache()
         self._pending_gc: set[str] = set()
         self._verified: dict[str, tuple[int, int, int, int]] = {}

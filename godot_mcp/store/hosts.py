@@ -1,0 +1,48 @@
+"""Heartbeats of the hosts serving a shared store.
+
+A process id means nothing on another host, so a server judges an export of another host by
+that host's heartbeat: every server beats every ``BEAT_S``; a host silent for ``STALE_S``
+is gone, and its running exports are marked ``interrupted`` (their evidence, if any, stays
+in that host's state dir). Exports of this host are still judged by their process.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select, update
+
+from godot_mcp.store.db import rowcount, write_session
+from godot_mcp.store.exports import RUNNING_STATES
+from godot_mcp.store.models import Export, Host
+from godot_mcp.store.store import ArtifactStore
+
+BEAT_S = 10.0
+STALE_S = 60.0
+GONE_MESSAGE = (
+    "the server running it stopped: its host sent no heartbeat for a minute; its evidence, "
+    "if any, is on that host"
+)
+
+
+def beat(store: ArtifactStore) -> None:
+    """Say this host lives."""
+    with write_session(store.engine) as s:
+        s.merge(Host(id=store.host_id, beat_us=store.now_us()))
+
+
+def settle_gone_hosts(store: ArtifactStore, stale_s: float = STALE_S) -> int:
+    """Mark ``interrupted`` the running exports of other hosts that stopped beating."""
+    now = store.now_us()
+    alive = select(Host.id).where(Host.beat_us > now - int(stale_s * 1_000_000))
+    with write_session(store.engine) as s:
+        gone = s.execute(
+            update(Export)
+            .where(
+                Export.state.in_(RUNNING_STATES),
+                Export.owner_host.is_not(None),
+                Export.owner_host != store.host_id,
+                Export.owner_host.not_in(alive),
+                Export.created_us < now - int(stale_s * 1_000_000),  # its host had time to beat
+            )
+            .values(state="interrupted", error=GONE_MESSAGE, ended_us=now)
+        )
+        return rowcount(gone)
