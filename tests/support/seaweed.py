@@ -59,8 +59,12 @@ class Seaweed:
     """A running SeaweedFS: make buckets on it, stop it at the end."""
 
     root: Path
-    s3_port: int
+    ports: list[int]  # master, volume, filer, S3
     process: subprocess.Popen[bytes]
+
+    @property
+    def s3_port(self) -> int:
+        return self.ports[3]
 
     @property
     def endpoint(self) -> str:
@@ -89,8 +93,8 @@ class Seaweed:
         """The ``--blob-store`` URL of ``bucket``."""
         return f"s3://{bucket}/{prefix}?endpoint_url={self.endpoint}&region=us-east-1"
 
-    def stop(self) -> None:
-        """Kill the whole process group and remove its data."""
+    def kill(self) -> None:
+        """kill -9 the whole process group (its data stays, for ``restart``)."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -99,18 +103,24 @@ class Seaweed:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             pass
+
+    def restart(self, timeout: float = 60.0) -> None:
+        """Start again on the same data and ports (after ``kill``)."""
+        self.process = _launch(self.root, self.ports)
+        _wait(self, timeout)
+
+    def stop(self) -> None:
+        """Kill the whole process group and remove its data."""
+        self.kill()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start(timeout: float = 60.0) -> Seaweed:
-    """Start SeaweedFS in a fresh temp dir; raises RuntimeError if S3 does not answer."""
+def _launch(root: Path, ports: list[int]) -> subprocess.Popen[bytes]:
     weed = binary()
-    if weed is None:
-        raise RuntimeError("SeaweedFS (weed) is not installed")
-    root = Path(tempfile.mkdtemp(prefix="godot-mcp-weed-"))
-    master, volume, filer, s3 = _free_ports(4)
+    assert weed is not None
+    master, volume, filer, s3 = ports
     log = open(root / "weed.log", "ab")  # noqa: SIM115 - kept for the server's life
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [
             str(weed),
             "server",
@@ -122,6 +132,8 @@ def start(timeout: float = 60.0) -> Seaweed:
             f"-filer.port={filer}",
             "-s3",
             f"-s3.port={s3}",
+            "-s3.port.iceberg=0",  # fixed default ports: two servers could not both start
+            "-s3.port.lance=0",
             "-volume.max=0",
             "-master.volumeSizeLimitMB=64",
         ],
@@ -131,18 +143,30 @@ def start(timeout: float = 60.0) -> Seaweed:
         env=dict(os.environ, **CREDENTIALS),
         start_new_session=True,
     )
-    server = Seaweed(root, s3, process)
+
+
+def _wait(server: Seaweed, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if process.poll() is not None:
+        if server.process.poll() is not None:
             break
         try:
-            server.client().list_buckets()
             probe = server.create_bucket()
             server.client().put_object(Bucket=probe, Key="probe", Body=b"x")
-            return server
+            return
         except Exception:
             time.sleep(0.2)
-    text = (root / "weed.log").read_text(errors="replace")[-2000:]
+    text = (server.root / "weed.log").read_text(errors="replace")[-2000:]
     server.stop()
     raise RuntimeError(f"SeaweedFS did not start: {text}")
+
+
+def start(timeout: float = 60.0) -> Seaweed:
+    """Start SeaweedFS in a fresh temp dir; raises RuntimeError if S3 does not answer."""
+    if binary() is None:
+        raise RuntimeError("SeaweedFS (weed) is not installed")
+    root = Path(tempfile.mkdtemp(prefix="godot-mcp-weed-"))
+    ports = _free_ports(4)
+    server = Seaweed(root, ports, _launch(root, ports))
+    _wait(server, timeout)
+    return server
