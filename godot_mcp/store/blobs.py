@@ -46,6 +46,11 @@ def block_digest(data: bytes | memoryview) -> bytes:
     return xxhash.xxh3_64_digest(data)
 
 
+class StaleMark(Exception):
+    """A read found the blob other than the fingerprint the store last saw (a shared store's
+    object was uploaded again): look again, and verify it in full, before serving it."""
+
+
 @dataclass(frozen=True)
 class StagedBlob:
     """Bytes written and fsynced to a temp file, hashed, not yet published."""
@@ -74,7 +79,9 @@ class BlobStore(Protocol):
     def stage(self, source: bytes | BinaryIO) -> StagedBlob: ...
     def publish(self, staged: StagedBlob) -> None: ...
     def discard(self, staged: StagedBlob) -> None: ...
-    def fingerprint(self, sha256: str, size: int) -> tuple[int, int, int, int] | None: ...
+    def fingerprint(
+        self, sha256: str, size: int, recheck: bool = True
+    ) -> tuple[int, int, int, int] | None: ...
     def verify(self, sha256: str, digests: bytes) -> bool: ...
     def read(self, sha256: str, offset: int, length: int, digests: bytes) -> bytes: ...
     def exists(self, sha256: str, size: int) -> bool: ...
@@ -221,8 +228,11 @@ class FsBlobStore:
         """True when the blob file is there with the expected size."""
         return self.fingerprint(sha256, size) is not None
 
-    def fingerprint(self, sha256: str, size: int) -> tuple[int, int, int, int] | None:
-        """(inode, size, mtime, ctime) of a blob file of the expected size, else None."""
+    def fingerprint(
+        self, sha256: str, size: int, recheck: bool = True
+    ) -> tuple[int, int, int, int] | None:
+        """(inode, size, mtime, ctime) of a blob file of the expected size, else None (a stat
+        is cheap: ``recheck`` makes no difference here)."""
         try:
             st = self.path_of(sha256).stat()
         except OSError:

@@ -34,6 +34,7 @@ from godot_mcp.errors import (
 from godot_mcp.store.blobs import (
     BLOCK_SIZE,
     StagedBlob,
+    StaleMark,
     block_digest,
     is_sha256,
     mkdir_private,
@@ -157,6 +158,8 @@ class S3BlobStore:
         self.tmp_dir = tmp_dir
         self.block_size = block_size
         self.orphan_grace_us = int(orphan_grace_s * 1_000_000)
+        self._marks: dict[str, tuple[int, int, int, int] | None] = {}  # as last seen
+        self._marks_lock = threading.Lock()
         mkdir_private(tmp_dir)
         config = Config(
             connect_timeout=5,
@@ -196,15 +199,17 @@ class S3BlobStore:
         return stage_file(self.tmp_dir, source, self.block_size)
 
     def publish(self, staged: StagedBlob) -> None:
-        """Upload the staged bytes with their SHA-256 as checksum, then check what the bucket
-        holds: its length, and its SHA-256 (read back, or re-hashed when the server keeps no
-        checksum). The temp file goes either way."""
+        """Upload the staged bytes with their SHA-256 as checksum: the server refuses other
+        bytes (BadDigest) and echoes the checksum it computed. A server that echoes none is
+        asked again (HEAD with checksums), and the object re-hashed if it keeps none. The
+        temp file goes either way."""
         try:
             if staged.size > MAX_OBJECT:
                 raise StorageError("an artifact over 5 GiB does not fit one S3 upload")
             key = self._key(staged.sha256)
+            self._forget(staged.sha256)
             with s3_errors(), open(staged.temp_path, "rb") as f:
-                self.client.put_object(
+                put = self.client.put_object(
                     Bucket=self.where.bucket,
                     Key=key,
                     Body=f,
@@ -212,17 +217,24 @@ class S3BlobStore:
                     ChecksumSHA256=_b64(staged.sha256),
                 )
             checkpoint("publish.renamed")
-            with s3_errors():
-                head = self.client.head_object(
-                    Bucket=self.where.bucket, Key=key, ChecksumMode="ENABLED"
-                )
-            kept = head.get("ChecksumSHA256")
-            if head.get("ContentLength") != staged.size or (
-                kept is not None and kept != _b64(staged.sha256)
-            ):
+            echoed = put.get("ChecksumSHA256")
+            if echoed is None:
+                with s3_errors():
+                    head = self.client.head_object(
+                        Bucket=self.where.bucket, Key=key, ChecksumMode="ENABLED"
+                    )
+                if head.get("ContentLength") != staged.size:
+                    raise IntegrityError("the blob store holds other bytes than were sent")
+                echoed = head.get("ChecksumSHA256")
+                if echoed is None and self.hash_blob(staged.sha256) != (
+                    staged.sha256,
+                    staged.size,
+                ):
+                    raise IntegrityError("the blob store holds other bytes than were sent")
+            if echoed is not None and echoed != _b64(staged.sha256):
                 raise IntegrityError("the blob store holds other bytes than were sent")
-            if kept is None and self.hash_blob(staged.sha256) != (staged.sha256, staged.size):
-                raise IntegrityError("the blob store holds other bytes than were sent")
+            with self._marks_lock:
+                self._marks[staged.sha256] = _mark(put, staged.size)
         finally:
             staged.temp_path.unlink(missing_ok=True)
 
@@ -250,24 +262,41 @@ class S3BlobStore:
         """True when the object is there with the expected size."""
         return self.fingerprint(sha256, size) is not None
 
-    def fingerprint(self, sha256: str, size: int) -> tuple[int, int, int, int] | None:
-        """(0, size, last-modified µs, ETag hash) of an object of the expected size, else None:
-        any new upload of the object changes it."""
+    def fingerprint(
+        self, sha256: str, size: int, recheck: bool = True
+    ) -> tuple[int, int, int, int] | None:
+        """(0, size, 0, ETag hash) of an object of the expected size, else None: other bytes
+        have another ETag. One HEAD (as a stat on disk), unless ``recheck`` is off and this
+        process saw the object last (its own upload); the answer is kept so that ``read``
+        can tell when the object changed after it."""
+        if not recheck:
+            with self._marks_lock:
+                mark = self._marks.get(sha256)
+            if mark is not None:
+                return mark if mark[1] == size else None
         head = self._head(sha256)
-        if head is None or head.get("ContentLength") != size:
-            return None
-        modified = int(head["LastModified"].timestamp() * 1_000_000)
-        etag = int.from_bytes(hashlib.sha256(str(head.get("ETag")).encode()).digest()[:8], "big")
-        return 0, size, modified, etag
+        mark = None if head is None else _mark(head, int(head.get("ContentLength", -1)))
+        with self._marks_lock:
+            self._marks[sha256] = mark
+            while len(self._marks) > 4096:
+                self._marks.pop(next(iter(self._marks)))
+        return mark if mark is not None and mark[1] == size else None
+
+    def _forget(self, sha256: str) -> None:
+        with self._marks_lock:
+            self._marks.pop(sha256, None)
 
     def _get(self, sha256: str, first: int | None = None, last: int | None = None) -> Any:
         """The body stream of the object (or of bytes ``first..last``); NotFound if it is gone."""
+        return self._get_object(sha256, first, last)["Body"]
+
+    def _get_object(self, sha256: str, first: int | None = None, last: int | None = None) -> Any:
         extra = {"Range": f"bytes={first}-{last}"} if first is not None else {}
         with s3_errors():
             try:
                 return self.client.get_object(
                     Bucket=self.where.bucket, Key=self._key(sha256), **extra
-                )["Body"]
+                )
             except Exception as exc:
                 if _missing(exc):
                     raise NotFound("artifact not found") from None
@@ -294,9 +323,16 @@ class S3BlobStore:
             return b""
         bs = self.block_size
         first, last = offset // bs, (offset + length - 1) // bs
-        body = self._get(sha256, first * bs, (last + 1) * bs - 1)
+        got = self._get_object(sha256, first * bs, (last + 1) * bs - 1)
+        total = str(got.get("ContentRange", "")).rpartition("/")[2]
+        seen = _mark(got, int(total) if total.isdigit() else -1)
+        with self._marks_lock:
+            known = self._marks.get(sha256)
+        if known is not None and known != seen:  # uploaded again since the HEAD
+            self._forget(sha256)
+            raise StaleMark
         with s3_errors():
-            data = body.read()
+            data = got["Body"].read()
         for i in range(last - first + 1):
             block = memoryview(data)[i * bs : (i + 1) * bs]
             want = digests[(first + i) * 8 : (first + i + 1) * 8]
@@ -327,6 +363,7 @@ class S3BlobStore:
 
     def delete(self, sha256: str) -> None:
         """Remove an object (missing is fine)."""
+        self._forget(sha256)
         with s3_errors():
             self.client.delete_object(Bucket=self.where.bucket, Key=self._key(sha256))
         checkpoint("collect.deleted")
@@ -334,6 +371,7 @@ class S3BlobStore:
     def quarantine(self, sha256: str) -> None:
         """Copy an object whose bytes no longer match aside, then remove it."""
         key = self._key(sha256)
+        self._forget(sha256)
         aside = self.where.key("quarantine", f"{sha256}.{secrets.token_hex(4)}")
         with s3_errors():
             try:
@@ -424,6 +462,13 @@ class S3BlobStore:
     def close(self) -> None:
         """Release the client's connections."""
         self.client.close()
+
+
+def _mark(answer: dict[str, Any], size: int) -> tuple[int, int, int, int]:
+    """An object's fingerprint from a PUT's, HEAD's or GET's answer: (0, size, 0, ETag). An
+    upload of the same bytes keeps it (nothing to verify again); other bytes change it."""
+    tag = int.from_bytes(hashlib.sha256(str(answer.get("ETag")).encode()).digest()[:8], "big")
+    return 0, size, 0, tag
 
 
 def _blocks(body: Any, size: int) -> Iterator[bytes]:

@@ -32,7 +32,14 @@ from godot_mcp.errors import (
 )
 from godot_mcp.store import leases, shared, sqlite
 from godot_mcp.store.binding import check_owner, unknown
-from godot_mcp.store.blobs import BLOCK_SIZE, BlobStore, FsBlobStore, StagedBlob, mkdir_private
+from godot_mcp.store.blobs import (
+    BLOCK_SIZE,
+    BlobStore,
+    FsBlobStore,
+    StagedBlob,
+    StaleMark,
+    mkdir_private,
+)
 from godot_mcp.store.db import (
     database_errors,
     make_engine,
@@ -306,7 +313,8 @@ class ArtifactStore:
             self._collect(published + freed)
             raise
         for st in staged:  # hashed while written: intact as of now
-            self._remember_intact(st.sha256, self.blobs.fingerprint(st.sha256, st.size))
+            mark = self.blobs.fingerprint(st.sha256, st.size, recheck=False)
+            self._remember_intact(st.sha256, mark)
         self._collect(freed)
         return infos
 
@@ -525,7 +533,13 @@ class ArtifactStore:
                 self._verified.pop(next(iter(self._verified)))
 
     def read(
-        self, caller: Caller, uri: str, *, uniform: bool = False, inline: bool = False
+        self,
+        caller: Caller,
+        uri: str,
+        *,
+        uniform: bool = False,
+        inline: bool = False,
+        _again: bool = False,
     ) -> ReadResult:
         """Read an artifact URI (with its optional range) for ``caller``.
 
@@ -545,6 +559,12 @@ class ArtifactStore:
             )
             try:
                 data = self.blobs.read(row.sha256, offset, length, self._block_digests(row.sha256))
+            except StaleMark:  # uploaded again since it was verified: verify it again
+                with self._gc_mutex:
+                    self._verified.pop(row.sha256, None)
+                if _again:
+                    raise NotFound("artifact not found") from None
+                return self.read(caller, uri, uniform=uniform, _again=True)
             except IntegrityError:
                 if inline:
                     raise SlowPath from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import anyio
 from mcp import types
 
 from godot_mcp.edge.deps import ToolCall
@@ -24,8 +25,10 @@ def payload(size: int, seed: int) -> bytes:
 
 async def produce(call: ToolCall) -> types.CallToolResult:
     size, seed = call.args["size"], call.args["seed"]
-    info = call.deps.store.register(
-        call.caller, call.generation, NewArtifact("application/octet-stream", payload(size, seed))
+    item = NewArtifact("application/octet-stream", payload(size, seed))
+    # On a worker thread, as captures register: the loop keeps serving meanwhile.
+    info = await anyio.to_thread.run_sync(
+        call.deps.store.register, call.caller, call.generation, item
     )
     return ok([resource_link(info)], artifact=artifact_dict(info))
 
