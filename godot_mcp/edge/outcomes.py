@@ -107,6 +107,8 @@ def resource_error(uri: str, exc: GodotMcpError | None, *, http: bool) -> MCPErr
     if not http and exc is not None:
         if exc.outcome == "permission_denied":
             data["outcome"], message = "permission_denied", "Permission denied"
+        elif exc.outcome == "unavailable":  # the store's database or bucket: try again later
+            data["outcome"], message = "unavailable", f"Unavailable: {exc.message}"
         elif isinstance(exc, OutOfRange):
             data.update(
                 outcome="out_of_range", size=exc.size, max_output_bytes=exc.max_output_bytes
