@@ -1,16 +1,19 @@
 from __future__ import annotations
 
 import os
+import string
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from godot_mcp.errors import GodotMcpError, NotFound, OutOfRange
+from godot_mcp.errors import ConfigError, GodotMcpError, NotFound, OutOfRange
 from godot_mcp.store.blobs import FsBlobStore
 from godot_mcp.store.ids import URI_PREFIX, admit_range, is_valid_id, new_id, parse_uri
+from godot_mcp.store.s3 import parse_blob_store_url
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, NewArtifact
+from tests.conftest import Backend
 from tests.store.conftest import make_project, stdio_caller
 
 MAX = 512 * 1024
@@ -109,8 +112,10 @@ def test_blob_paths_never_leave_the_blob_dir(tmp_path_factory, name) -> None:
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(suffix=st.text(max_size=40), principal=st.sampled_from(["local", "other"]))
-def test_reads_of_arbitrary_uris_give_only_typed_outcomes(tmp_path, suffix, principal) -> None:
-    store = _shared_store(tmp_path)
+def test_reads_of_arbitrary_uris_give_only_typed_outcomes(
+    tmp_path, suffix, principal, backend
+) -> None:
+    store = _shared_store(tmp_path, backend)
     caller = Caller(principal, None, None, store.caller.project_id)
     for uri in (store.uri + suffix, URI_PREFIX + suffix, suffix):
         try:
@@ -124,10 +129,10 @@ def test_reads_of_arbitrary_uris_give_only_typed_outcomes(tmp_path, suffix, prin
 _STORES: dict[Path, ArtifactStore] = {}
 
 
-def _shared_store(tmp_path: Path) -> ArtifactStore:
+def _shared_store(tmp_path: Path, backend: Backend) -> ArtifactStore:
     store = _STORES.get(tmp_path)
     if store is None:
-        store = ArtifactStore(tmp_path / "state")
+        store = ArtifactStore(tmp_path / "state", **backend.options)
         caller, gen = stdio_caller(store, make_project(tmp_path / "p"))
         data = os.urandom(700_000)
         info = store.register(caller, gen, NewArtifact("image/png", data))
@@ -136,13 +141,13 @@ def _shared_store(tmp_path: Path) -> ArtifactStore:
     return store
 
 
-def test_forged_cursors_are_refused_as_invalid(tmp_path) -> None:
+def test_forged_cursors_are_refused_as_invalid(tmp_path, backend) -> None:
     import base64
     import json
 
     from godot_mcp.errors import InvalidArgument
 
-    store = _shared_store(tmp_path)
+    store = _shared_store(tmp_path, backend)
     for value in ([2**70, "x"], [-1, "A" * 22], [1, "../../etc"], [True, "A" * 22], "nope", []):
         cursor = base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
         try:
@@ -150,3 +155,24 @@ def test_forged_cursors_are_refused_as_invalid(tmp_path) -> None:
         except InvalidArgument:
             continue
         raise AssertionError(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=60),
+        st.builds(
+            lambda p, q: f"s3://bucket-1/{p}?{q}", st.text(max_size=30), st.text(max_size=30)
+        ),
+    )
+)
+def test_a_blob_store_url_is_refused_or_names_keys_inside_its_prefix(url) -> None:
+    try:
+        where = parse_blob_store_url(url)
+    except ConfigError:
+        return
+    segments = where.prefix.split("/") if where.prefix else []
+    assert all(seg not in ("", ".", "..") for seg in segments), url
+    assert set(where.prefix) <= set(string.ascii_letters + string.digits + "._-/"), url
+    key = where.key("blobs", "ab" * 32)
+    assert key == "/".join([*segments, "blobs", "ab" * 32])
