@@ -73,7 +73,18 @@ class Unavailable(GodotMcpError):
 
 
 class DatabaseUnavailable(Unavailable):
-    """The store's database server cannot be reached (it is down, or the network is)."""
+    """The store's database server cannot be reached (it is down, or the network is).
+
+    ``message`` goes to clients and names nothing of the deployment; ``reason`` (the driver's
+    own line: host, port, role) goes to the operator, in the log and at start-up.
+    """
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.message}: {self.reason}" if self.reason else self.message
 
 
 class BlobStoreUnavailable(Unavailable):

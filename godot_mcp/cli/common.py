@@ -64,7 +64,7 @@ def open_store(settings: Settings, bytes_too: bool = True) -> ArtifactStore:
 def opening_failed(exc: StorageError | DatabaseUnavailable | BlobStoreUnavailable) -> str:
     """The one line of a store that could not be opened: its database, or its blob store."""
     part = "blob store" if exc.message.startswith("the blob store") else "database"
-    return f"cannot open the store's {part}: {exc.message}"
+    return f"cannot open the store's {part}: {exc}"  # with the driver's reason: the operator's
 
 
 def database_reason(exc: BaseException) -> str:

@@ -3,26 +3,36 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import anyio
 
-from godot_mcp.store.hosts import BEAT_S, beat, settle_gone_hosts
+from godot_mcp.store.hosts import BEAT_S, STALE_S, beat, settle_gone_hosts
 from godot_mcp.store.store import ArtifactStore
 
 log = logging.getLogger(__name__)
 
 
 async def keep_beating(store: ArtifactStore, every_s: float = BEAT_S) -> None:
-    """Beat every ``every_s`` until cancelled; never raises (an outage is one warning)."""
+    """Beat every ``every_s`` until cancelled; never raises (an outage is one warning).
+
+    Other hosts are judged only once this one has beaten without a miss for longer than a
+    host may stay silent: after an outage of the database, every host missed its beats, and
+    the first one back must not take the others for dead.
+    """
     failing = False
+    healthy_since = time.monotonic()
     while True:
         try:
             await anyio.to_thread.run_sync(beat, store)
-            settled = await anyio.to_thread.run_sync(settle_gone_hosts, store)
+            settled = 0
+            if time.monotonic() - healthy_since > STALE_S + every_s:
+                settled = await anyio.to_thread.run_sync(settle_gone_hosts, store)
         except Exception as exc:
             if not failing:
                 log.warning("the heartbeat is not stored: %s", exc)
             failing = True
+            healthy_since = time.monotonic()
         else:
             if failing:
                 log.warning("the heartbeat is stored again")

@@ -72,7 +72,7 @@ def database_errors() -> Iterator[None]:
         reason = str(getattr(exc, "orig", None) or "the database failed").splitlines()[0]
         if _unreachable(exc):
             raise DatabaseUnavailable(
-                f"the store's database cannot be reached: {reason[:200]}"
+                "the store's database cannot be reached", reason=reason[:200]
             ) from None
         raise StorageError(f"the store's database refused the operation: {reason[:200]}") from None
 

@@ -85,13 +85,23 @@ def reconcile(
             report.expired_released, gone = release_dead(s, store.now_us())
         checkpoint("reconcile.released")
         with read_session(store.engine) as s:
-            blobs = [(b.sha256, b.size) for b in s.execute(select(Blob.sha256, Blob.size))]
+            blobs = [
+                (b.sha256, b.size, b.created_us)
+                for b in s.execute(select(Blob.sha256, Blob.size, Blob.created_us))
+            ]
         with ThreadPoolExecutor(max_workers=2) as pool:
-            verdicts = list(pool.map(lambda b: _verify(store, *b), blobs))
-        bad = {sha: v for (sha, _), v in zip(blobs, verdicts, strict=True) if v != "ok"}
+            verdicts = list(pool.map(lambda b: _verify(store, b[0], b[1]), blobs))
+        bad = {
+            sha: (v, born) for (sha, _, born), v in zip(blobs, verdicts, strict=True) if v != "ok"
+        }
         report.blobs_verified = len(blobs) - len(bad)
         with write_session(store.engine) as s:
-            for sha, verdict in bad.items():
+            for sha, (verdict, born) in list(bad.items()):
+                # Hashing took time: a blob released and registered again since is another row
+                # (another ``created_us``) whose bytes were never judged here.
+                if s.scalar(select(Blob.created_us).where(Blob.sha256 == sha)) not in (born, None):
+                    del bad[sha]
+                    continue
                 n = rowcount(s.execute(delete(Artifact).where(Artifact.sha256 == sha))) or 0
                 s.execute(delete(Blob).where(Blob.sha256 == sha))
                 if verdict == "missing":
@@ -103,7 +113,7 @@ def reconcile(
             report.artifacts_kept = int(s.scalar(select(func.count()).select_from(Artifact)) or 0)
             known = set(s.scalars(select(Blob.sha256)))
         checkpoint("reconcile.dropped")
-        mismatched = [sha for sha, verdict in bad.items() if verdict == "mismatched"]
+        mismatched = [sha for sha, (verdict, _) in bad.items() if verdict == "mismatched"]
         if store.blobs.shared:
             _sweep_shared(store, report, known, gone, mismatched, orphan_grace_s)
         else:

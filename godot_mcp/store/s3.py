@@ -46,6 +46,9 @@ ORPHAN_GRACE_S = 15 * 60  # an unreferenced object this young may be another hos
 MAX_OBJECT = 5 * 1024**3  # one PUT; larger artifacts would need multipart uploads
 _BUCKET_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789.-")
 _PREFIX_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/")
+_FORM = "--blob-store must be s3://BUCKET/PREFIX?endpoint_url=…&region=…"
+_REGION_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+_RESERVED = {"blobs", "quarantine", ".store-id"}
 _UNREACHABLE_CODES = {"InternalError", "ServiceUnavailable", "SlowDown", "503", "500"}
 # One boto3 session per process: it keeps the service model it parsed (200 ms a client
 # otherwise). Making clients from it is not thread-safe, hence the lock; clients are.
@@ -69,29 +72,48 @@ class S3Location:
 
 def parse_blob_store_url(url: str) -> S3Location:
     """An ``s3://BUCKET/PREFIX?endpoint_url=…&region=…`` URL; anything else is a ConfigError."""
-    parts = urlsplit(url)
-    if parts.scheme != "s3" or not parts.netloc:
+    try:
+        parts = urlsplit(url)
+        query = parse_qs(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    except ValueError:
+        raise ConfigError(
+            "--blob-store must be s3://BUCKET/PREFIX?endpoint_url=…&region=…"
+        ) from None
+    if parts.scheme != "s3" or not parts.netloc or parts.fragment:
         raise ConfigError("--blob-store must be s3://BUCKET/PREFIX?endpoint_url=…&region=…")
     bucket = parts.netloc
-    if not 3 <= len(bucket) <= 63 or not set(bucket) <= _BUCKET_CHARS or "@" in bucket:
+    if (
+        not 3 <= len(bucket) <= 63
+        or not set(bucket) <= _BUCKET_CHARS
+        or not (bucket[0].isalnum() and bucket[-1].isalnum())
+        or ".." in bucket
+        or all(part.isdigit() for part in bucket.split("."))
+    ):
         raise ConfigError("the bucket name must be 3-63 lowercase letters, digits, '.' or '-'")
     prefix = parts.path.strip("/")
     segments = prefix.split("/") if prefix else []
     if not set(prefix) <= _PREFIX_CHARS or any(p in ("", ".", "..") for p in segments):
         raise ConfigError("the key prefix may hold letters, digits, '.', '_', '-' and '/'")
-    try:
-        query = parse_qs(parts.query, strict_parsing=bool(parts.query))
-    except ValueError:
-        raise ConfigError("the blob store URL's query is malformed") from None
+    if any(p in _RESERVED for p in segments):  # it would sit inside another store's keys
+        raise ConfigError("the key prefix must not name blobs, quarantine or .store-id")
     unknown = sorted(set(query) - {"endpoint_url", "region"})
     if unknown:
-        raise ConfigError(f"unknown blob store option {unknown[0]!r} (endpoint_url, region)")
-    if any(len(v) != 1 for v in query.values()):
-        raise ConfigError("each blob store option may be given once")
+        raise ConfigError(f"unknown blob store option {unknown[0][:40]!r} (endpoint_url, region)")
+    if any(len(v) != 1 or not v[0] for v in query.values()):
+        raise ConfigError("each blob store option is given once, with a value")
     endpoint = query.get("endpoint_url", [None])[0]
-    if endpoint is not None and urlsplit(endpoint).scheme not in ("http", "https"):
-        raise ConfigError("endpoint_url must be an http:// or https:// URL")
-    return S3Location(bucket, prefix, endpoint, query.get("region", [None])[0])
+    if endpoint is not None:
+        try:
+            at = urlsplit(endpoint)
+            _ = at.port
+        except ValueError:
+            raise ConfigError("endpoint_url must be an http:// or https:// URL") from None
+        if at.scheme not in ("http", "https") or not at.hostname or at.username is not None:
+            raise ConfigError("endpoint_url must be an http:// or https:// URL (no credentials)")
+    region = query.get("region", [None])[0]
+    if region is not None and not set(region) <= _REGION_CHARS:
+        raise ConfigError("the region may hold lowercase letters, digits and '-'")
+    return S3Location(bucket, prefix, endpoint, region)
 
 
 @contextmanager
@@ -391,8 +413,9 @@ class S3BlobStore:
         return sum(1 for _ in self._list("quarantine/"))
 
     def _list(self, under: str) -> Iterator[dict[str, Any]]:
+        """The objects right under ``under`` (never deeper: no other store's keys)."""
         pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.where.bucket, Prefix=self.where.key(under)
+            Bucket=self.where.bucket, Prefix=self.where.key(under), Delimiter="/"
         )
         with s3_errors():
             for page in pages:

@@ -6,7 +6,9 @@ bytes for orphans. The first server on a shared database records its blob store;
 that comes with another one is refused. A blob directory is named by a random id kept in
 it. A bucket is named by a random id the first server makes, recorded both in the database
 and in the bucket (``PREFIX/.store-id``), so another database is refused too: a bucket that
-already holds a store id is never claimed by a database that does not know it.
+already holds a store id is never claimed by a database that does not know it, and a
+database that names bytes is never given a bucket prefix without its id (a mistyped prefix,
+an emptied bucket): its reconcile would find every row's bytes missing.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Engine, select
 
 from godot_mcp.errors import ConfigError
-from godot_mcp.store.db import write_session
-from godot_mcp.store.models import BlobStoreRow
+from godot_mcp.store.db import read_session, write_session
+from godot_mcp.store.models import Blob, BlobStoreRow
 
 if TYPE_CHECKING:
     from godot_mcp.store.blobs import BlobStore
@@ -93,6 +95,8 @@ def claim_store(engine: Engine, blobs: BlobStore, blob_dir: Path, now_us: int) -
         recorded = _recorded(engine, f"bucket {secrets.token_hex(16)}", now_us) or ""
         if not recorded.startswith("bucket "):
             raise ConfigError(_OTHER_STORE)
+        if _holds_blobs(engine):  # a store in use whose id is not here: another bucket or prefix
+            raise ConfigError(_OTHER_STORE)
         ident = recorded.removeprefix("bucket ")
         if not blobs.write_marker(ident):  # another server wrote it meanwhile
             marker = blobs.read_marker()
@@ -111,6 +115,11 @@ _OTHER_STORE = (
     "directory): every server on one database uses the same one"
 )
 _OTHER_DATABASE = "this bucket prefix belongs to another database: give each store its own prefix"
+
+
+def _holds_blobs(engine: Engine) -> bool:
+    with read_session(engine) as s:
+        return s.scalar(select(Blob.sha256).limit(1)) is not None
 
 
 def _recorded(engine: Engine, propose: str | None, now_us: int) -> str | None:

@@ -21,14 +21,13 @@ from sqlalchemy.orm import Session
 
 from godot_mcp.errors import (
     Failed,
+    GodotMcpError,
     IntegrityError,
     InvalidArgument,
     NotFound,
     OutOfRange,
     PermissionDenied,
-    StorageError,
     TooLarge,
-    Unavailable,
 )
 from godot_mcp.store import leases, shared, sqlite
 from godot_mcp.store.binding import check_owner, unknown
@@ -69,6 +68,7 @@ from godot_mcp.store.values import (
 )
 
 _DIGEST_CACHE = 64
+_DELETE_BATCH = 16  # objects deleted under one hold of the write lock (shared blob store)
 
 
 class _DigestCache:
@@ -310,12 +310,12 @@ class ArtifactStore:
                 self.blobs.discard(st)
             if holder is not None:
                 self._give_back(holder)
-            self._collect(published + freed)
+            self._collect_quietly(published + freed)
             raise
         for st in staged:  # hashed while written: intact as of now
             mark = self.blobs.fingerprint(st.sha256, st.size, recheck=False)
             self._remember_intact(st.sha256, mark)
-        self._collect(freed)
+        self._collect_quietly(freed)  # committed: a failed clean-up is retried, not reported
         return infos
 
     def _precheck_budget(self, total: int) -> None:
@@ -427,6 +427,15 @@ class ArtifactStore:
         except Exception:  # the leases expire by themselves
             pass
 
+    def _collect_quietly(self, candidates: Iterable[str]) -> None:
+        """``_collect``, keeping what it could not delete for the next one or reconcile."""
+        candidates = list(candidates)
+        try:
+            self._collect(candidates)
+        except GodotMcpError:
+            with self._gc_mutex:
+                self._pending_gc.update(candidates)
+
     def _collect(self, candidates: Iterable[str]) -> None:
         """Delete blob files that have no row, if no registration is in flight.
 
@@ -460,21 +469,27 @@ class ArtifactStore:
             self._pending_gc.difference_update(todo)
         try:
             self.delete_unused(todo)
-        except (StorageError, Unavailable):
+        except GodotMcpError:  # unreachable, refused, credentials gone: later, or reconcile
             with self._gc_mutex:
                 self._pending_gc.update(todo)
 
     def delete_unused(self, shas: Iterable[str], quarantine: bool = False) -> int:
         """Shared blob store: delete (or quarantine) the objects among ``shas`` that no row
-        names and no live lease keeps; returns how many."""
-        with write_session(self.engine) as s:
-            free = leases.deletable(s, shas, self.now_us())
-            for sha in free:
-                if quarantine:
-                    self.blobs.quarantine(sha)
-                else:
-                    self.blobs.delete(sha)
-        return len(free)
+        names and no live lease keeps; returns how many.
+
+        A few at a time: each batch holds every host's write lock for its S3 calls.
+        """
+        todo, done = sorted(set(shas)), 0
+        for start in range(0, len(todo), _DELETE_BATCH):
+            with write_session(self.engine) as s:
+                free = leases.deletable(s, todo[start : start + _DELETE_BATCH], self.now_us())
+                for sha in free:
+                    if quarantine:
+                        self.blobs.quarantine(sha)
+                    else:
+                        self.blobs.delete(sha)
+            done += len(free)
+        return done
 
     # -- reads ---------------------------------------------------------------
 
@@ -485,13 +500,18 @@ class ArtifactStore:
         now = self.now_us()
         with database_errors(), self.engine.connect() as conn:  # reads are the hot path
             row = conn.execute(
-                select(Artifact.__table__, Project.generation.label("current"))
+                select(
+                    Artifact.__table__,
+                    Project.generation.label("current"),
+                    Blob.created_us.label("blob_born"),
+                )
                 .join(Project, Project.id == Artifact.project_id)
+                .join(Blob, Blob.sha256 == Artifact.sha256)
                 .where(Artifact.id == artifact_id)
             ).first()
         if row is None or now >= row.expires_us or row.generation != row.current:
             raise unknown("artifact")
-        if not self._intact(row.sha256, row.size, inline):
+        if not self._intact(row.sha256, row.size, inline, row.blob_born):
             raise unknown("artifact")
         check_owner(
             caller,
@@ -504,7 +524,7 @@ class ArtifactStore:
         )
         return row
 
-    def _intact(self, sha: str, size: int, inline: bool = False) -> bool:
+    def _intact(self, sha: str, size: int, inline: bool = False, born: int | None = None) -> bool:
         """Bytes present and matching their block digests, before any binding check.
 
         A blob is verified in full once per process and file identity (inode,
@@ -519,7 +539,7 @@ class ArtifactStore:
         if inline:
             raise SlowPath
         if not self.blobs.verify(sha, self._block_digests(sha)):
-            self.withdraw(sha)
+            self.withdraw(sha, born)
             return False
         self._remember_intact(sha, mark)
         return True
@@ -568,7 +588,7 @@ class ArtifactStore:
             except IntegrityError:
                 if inline:
                     raise SlowPath from None
-                self.withdraw(row.sha256)
+                self.withdraw(row.sha256, row.blob_born)
                 raise NotFound("artifact not found") from None
         except (NotFound, PermissionDenied, OutOfRange):
             if uniform:
@@ -587,9 +607,17 @@ class ArtifactStore:
         self._digests.put(sha, digests)
         return digests
 
-    def withdraw(self, sha: str) -> None:
-        """Withdraw a blob whose bytes changed: artifacts stop resolving; file quarantined."""
+    def withdraw(self, sha: str, born: int | None = None) -> None:
+        """Withdraw a blob whose bytes changed: artifacts stop resolving; file quarantined.
+
+        ``born``: the blob row's ``created_us`` when its bytes were found bad; a row made
+        since (the blob was released and registered again meanwhile) is not withdrawn.
+        """
         with write_session(self.engine) as s:
+            if born is not None and s.scalar(
+                select(Blob.created_us).where(Blob.sha256 == sha)
+            ) not in (born, None):
+                return
             s.execute(delete(Artifact).where(Artifact.sha256 == sha))
             s.execute(delete(Blob).where(Blob.sha256 == sha))
         self._digests.pop(sha)

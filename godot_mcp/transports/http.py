@@ -85,7 +85,7 @@ class AnswerUnavailable:
         except DatabaseUnavailable as exc:
             if started:
                 raise
-            log.warning("HTTP request answered 503: %s", exc.message)
+            log.warning("HTTP request answered 503: %s", exc)  # the reason, for the operator
             body = json.dumps({"error": "unavailable", "message": exc.message}).encode()
             headers = [
                 (b"content-type", b"application/json"),

@@ -76,9 +76,13 @@ def test_reconcile_removes_a_badly_named_file_in_the_shards_and_keeps_going(
 ) -> None:
     store = ArtifactStore(tmp_path / "state", **backend.options)
     raw = RawBlobs(store)
-    raw.write("ab/cd/not-a-sha", b"x")
-    raw.write(f"ab/cd/{'ef' * 32}", b"misplaced")
+    # In a directory: a misnamed file in a shard, a blob in the wrong shard. In a bucket the
+    # names are flat (nothing deeper is listed: it could be another store's).
+    strays = ["x-not-a-sha", f"{'ef' * 32}.part"] if store.blobs.shared else []
+    strays = strays or ["ab/cd/not-a-sha", f"ab/cd/{'ef' * 32}"]
+    for name in strays:
+        raw.write(name, b"misplaced")
     report = reconcile(store, orphan_grace_s=0)
     assert report.stray_files_removed == 2 and report.orphan_blobs_removed == 0
-    assert raw.read("ab/cd/not-a-sha") is None and raw.read(f"ab/cd/{'ef' * 32}") is None
+    assert [raw.read(name) for name in strays] == [None, None]
     store.close()

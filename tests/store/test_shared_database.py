@@ -168,13 +168,15 @@ def test_an_http_server_answers_503_while_its_database_is_down_and_recovers(tmp_
         down = httpx2.post(http.url, json=body, headers=headers, timeout=30)
         assert down.status_code == 503 and down.headers["retry-after"] == "5"
         assert down.json()["error"] == "unavailable"
-        assert "cannot be reached" in down.json()["message"]
+        # The client learns what, not where: no host, port or role of the deployment.
+        assert down.json()["message"] == "the store's database cannot be reached"
         assert http.process.poll() is None  # still serving
         server.restart()
         again = httpx2.post(http.url, json=body, headers=headers, timeout=30)
         assert again.status_code == up.status_code, again.text
         log = http.log_path.read_text(errors="replace")
         assert "Traceback" not in log and "HTTP request answered 503" in log
+        assert f"port {server.port} failed" in log  # the operator learns where
     finally:
         if http is not None:
             http.stop()

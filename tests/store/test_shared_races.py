@@ -1,0 +1,142 @@
+"""What an attack on the shared store found, kept fixed (real PostgreSQL and SeaweedFS): a
+store never adopts a bucket prefix that lacks its id, stores cannot nest, a verdict reached
+while hashing never withdraws a blob registered again since, and a clean-up that fails after
+a commit never fails the registration. Interleavings are forced by wrapping one call."""
+
+from __future__ import annotations
+
+import pytest
+
+from godot_mcp.errors import ConfigError
+from godot_mcp.store.models import Artifact
+from godot_mcp.store.reconcile import reconcile
+from godot_mcp.store.s3 import parse_blob_store_url
+from godot_mcp.store.store import ArtifactStore
+from godot_mcp.store.values import Caller, NewArtifact
+from tests.support.projects import make_project
+from tests.support.rawblobs import RawBlobs
+
+
+def _open(tmp_path, name: str, url: str, blobs: str) -> ArtifactStore:
+    return ArtifactStore(tmp_path / name, database_url=url, blob_store_url=blobs)
+
+
+def _fresh(pg_server, s3_server) -> tuple[str, str]:
+    """A new database and a new bucket: their URLs."""
+    return pg_server.create_database(), s3_server.url(s3_server.create_bucket())
+
+
+def _caller(store: ArtifactStore, tmp_path) -> tuple[Caller, int]:
+    state = store.projects.observe(make_project(tmp_path / "game"))
+    return Caller("alice", "sess", "launch", state.id), state.generation
+
+
+def test_a_store_in_use_refuses_a_bucket_prefix_without_its_id(
+    tmp_path, pg_server, s3_server
+) -> None:
+    url, bucket = pg_server.create_database(), s3_server.create_bucket()
+    store = _open(tmp_path, "a", url, s3_server.url(bucket, "prod"))
+    caller, gen = _caller(store, tmp_path)
+    info = store.register(caller, gen, NewArtifact("image/png", b"pixels"))
+    store.close()
+    for wrong in ("Prod", "prod/x"):  # a typo, an emptied or new bucket prefix
+        with pytest.raises(ConfigError, match="belongs to another blob store"):
+            _open(tmp_path, "a", url, s3_server.url(bucket, wrong))
+    again = _open(tmp_path, "a", url, s3_server.url(bucket, "prod"))
+    try:
+        assert again.read(caller, info.uri).data == b"pixels"  # nothing was dropped
+    finally:
+        again.close()
+
+
+def test_stores_cannot_nest_and_a_listing_never_reaches_below_its_prefix(
+    tmp_path, pg_server, s3_server
+) -> None:
+    for nested in ("s3://bucket-1/team/blobs", "s3://bucket-1/blobs", "s3://bucket-1/a/quarantine"):
+        with pytest.raises(ConfigError, match="must not name blobs"):
+            parse_blob_store_url(nested)
+    store = _open(
+        tmp_path, "a", pg_server.create_database(), s3_server.url(s3_server.create_bucket())
+    )
+    try:
+        raw = RawBlobs(store)
+        raw.write("deeper/" + "ab" * 32, b"not this store's to judge")
+        report = reconcile(store, orphan_grace_s=0)
+        assert (report.stray_files_removed, report.orphan_blobs_removed) == (0, 0)
+        assert raw.read("deeper/" + "ab" * 32) == b"not this store's to judge"
+    finally:
+        store.close()
+
+
+def test_reconcile_keeps_a_blob_released_and_registered_again_while_it_hashed(
+    tmp_path, pg_server, s3_server
+) -> None:
+    url, blobs = _fresh(pg_server, s3_server)
+    host, other = _open(tmp_path, "a", url, blobs), _open(tmp_path, "r", url, blobs)
+    try:
+        caller, gen = _caller(host, tmp_path)
+        data = b"the same screenshot"
+        host.register(caller, gen, NewArtifact("image/png", data))
+        real, again = other.blobs.hash_blob, {}
+
+        def meanwhile(sha: str):
+            host.release_where(Artifact.session_id == "sess")  # its object goes at once
+            judged = real(sha)  # the GET finds nothing: "missing"
+            again["info"] = host.register(caller, gen, NewArtifact("image/png", data))
+            return judged
+
+        other.blobs.hash_blob = meanwhile  # type: ignore[method-assign]
+        report = reconcile(other)
+        assert report.missing_dropped == 0
+        assert host.read(caller, again["info"].uri).data == data
+    finally:
+        host.close()
+        other.close()
+
+
+def test_a_read_never_withdraws_a_blob_registered_again_since_it_resolved(
+    tmp_path, pg_server, s3_server
+) -> None:
+    url, blobs = _fresh(pg_server, s3_server)
+    host, reader = _open(tmp_path, "a", url, blobs), _open(tmp_path, "r", url, blobs)
+    try:
+        caller, gen = _caller(host, tmp_path)
+        data = b"bytes registered twice"
+        first = host.register(caller, gen, NewArtifact("image/png", data))
+        real, again = reader.blobs.verify, {}
+
+        def meanwhile(sha: str, digests: bytes) -> bool:
+            host.release_where(Artifact.session_id == "sess")
+            judged = real(sha, digests)  # gone: not intact
+            again["info"] = host.register(caller, gen, NewArtifact("image/png", data))
+            return judged
+
+        reader.blobs.verify = meanwhile  # type: ignore[method-assign]
+        with pytest.raises(Exception, match="not found"):
+            reader.read(caller, first.uri)
+        assert host.read(caller, again["info"].uri).data == data  # the new row stands
+    finally:
+        host.close()
+        reader.close()
+
+
+def test_a_clean_up_that_fails_after_the_commit_does_not_fail_the_registration(
+    tmp_path, pg_server, s3_server
+) -> None:
+    store = _open(
+        tmp_path, "a", pg_server.create_database(), s3_server.url(s3_server.create_bucket())
+    )
+    try:
+        caller, gen = _caller(store, tmp_path)
+        old = store.register(caller, gen, NewArtifact("image/png", b"old"))
+
+        def lost_credentials(sha: str) -> None:
+            raise ConfigError("no S3 credentials: set AWS_ACCESS_KEY_ID")
+
+        store.blobs.delete = lost_credentials  # type: ignore[method-assign]
+        store.release_where(Artifact.id == old.id)  # its object cannot go now: kept pending
+        new = store.register(caller, gen, NewArtifact("image/png", b"new"))
+        assert store.read(caller, new.uri).data == b"new"
+        assert old.sha256 in store._pending_gc
+    finally:
+        store.close()
