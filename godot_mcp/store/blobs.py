@@ -53,12 +53,14 @@ class StaleMark(Exception):
 
 @dataclass(frozen=True)
 class StagedBlob:
-    """Bytes written and fsynced to a temp file, hashed, not yet published."""
+    """Bytes written and fsynced to a temp file (or, for a bucket, kept in memory when they
+    came so), hashed, not yet published."""
 
-    temp_path: Path
+    temp_path: Path | None
     sha256: str
     size: int
     block_digests: bytes
+    data: bytes | None = None
 
 
 class BlobStore(Protocol):
@@ -139,6 +141,26 @@ def stage_file(tmp_dir: Path, source: bytes | BinaryIO, block_size: int) -> Stag
     return StagedBlob(temp, sha.hexdigest(), size, bytes(digests))
 
 
+def stage_memory(data: bytes | bytearray | memoryview, block_size: int) -> StagedBlob:
+    """Hash bytes that are in memory already, keeping them there (no temp file)."""
+    view = memoryview(data)
+    digests = bytearray()
+    for start in range(0, len(view), block_size):
+        digests.extend(block_digest(view[start : start + block_size]))
+        if (start + block_size) % CHUNK == 0 or start + block_size >= len(view):
+            checkpoint("stage.chunk")  # as a file's staging passes it, chunk by chunk
+    checkpoint("stage.done")
+    return StagedBlob(
+        None, hashlib.sha256(view).hexdigest(), len(view), bytes(digests), bytes(view)
+    )
+
+
+def discard_staged(staged: StagedBlob) -> None:
+    """Drop what ``staged`` left on disk, if anything."""
+    if staged.temp_path is not None:
+        staged.temp_path.unlink(missing_ok=True)
+
+
 def _chunks(source: bytes | BinaryIO) -> Iterator[memoryview]:
     if isinstance(source, bytes | bytearray | memoryview):
         view = memoryview(source)
@@ -213,16 +235,17 @@ class FsBlobStore:
                 mkdir_private(final.parent)
                 _fsync_dir(final.parent.parent)
                 _fsync_dir(final.parent.parent.parent)
+            assert staged.temp_path is not None  # a directory stages to files only
             os.replace(staged.temp_path, final)
             checkpoint("publish.renamed")
             _fsync_dir(final.parent)
         except OSError as exc:
-            staged.temp_path.unlink(missing_ok=True)
+            discard_staged(staged)
             raise StorageError(f"cannot publish a blob: {exc.strerror or exc}") from None
 
     def discard(self, staged: StagedBlob) -> None:
         """Drop a staged temp file that will not be published."""
-        staged.temp_path.unlink(missing_ok=True)
+        discard_staged(staged)
 
     def exists(self, sha256: str, size: int) -> bool:
         """True when the blob file is there with the expected size."""

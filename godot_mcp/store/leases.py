@@ -32,10 +32,10 @@ LEASE_SECONDS = 3600
 def take(engine: Engine, holder: str, shas: Iterable[str], now_us: int) -> None:
     """Lease ``shas`` for ``holder`` (one registration) from now on."""
     with write_session(engine) as s:
-        for sha in sorted(set(shas)):
-            s.merge(
-                BlobUpload(sha256=sha, holder=holder, expires_us=now_us + LEASE_SECONDS * 10**6)
-            )
+        expires = now_us + LEASE_SECONDS * 10**6
+        s.add_all(  # a new holder: nothing to merge with
+            BlobUpload(sha256=sha, holder=holder, expires_us=expires) for sha in sorted(set(shas))
+        )
 
 
 def give_back_in(s: Session, holder: str, shas: Iterable[str], now_us: int) -> None:

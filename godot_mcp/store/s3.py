@@ -36,14 +36,17 @@ from godot_mcp.store.blobs import (
     StagedBlob,
     StaleMark,
     block_digest,
+    discard_staged,
     is_sha256,
     mkdir_private,
     stage_file,
+    stage_memory,
 )
 from godot_mcp.store.faults import checkpoint
 
 ORPHAN_GRACE_S = 15 * 60  # an unreferenced object this young may be another host's upload
 MAX_OBJECT = 5 * 1024**3  # one PUT; larger artifacts would need multipart uploads
+MEMORY_STAGE = 64 * 1024**2  # bytes already in memory up to this are uploaded from there
 _BUCKET_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789.-")
 _PREFIX_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/")
 _FORM = "--blob-store must be s3://BUCKET/PREFIX?endpoint_url=…&region=…"
@@ -217,7 +220,10 @@ class S3BlobStore:
     # -- writing -------------------------------------------------------------
 
     def stage(self, source: bytes | BinaryIO) -> StagedBlob:
-        """Write ``source`` to a local temp file while hashing it; fsync it."""
+        """Hash ``source``: bytes in memory stay there (up to ``MEMORY_STAGE``: the upload's
+        checksum guards them as a temp file would); a stream goes to a local temp file."""
+        if isinstance(source, bytes | bytearray | memoryview) and len(source) <= MEMORY_STAGE:
+            return stage_memory(source, self.block_size)
         return stage_file(self.tmp_dir, source, self.block_size)
 
     def publish(self, staged: StagedBlob) -> None:
@@ -230,11 +236,11 @@ class S3BlobStore:
                 raise StorageError("an artifact over 5 GiB does not fit one S3 upload")
             key = self._key(staged.sha256)
             self._forget(staged.sha256)
-            with s3_errors(), open(staged.temp_path, "rb") as f:
+            with s3_errors(), _body(staged) as body:
                 put = self.client.put_object(
                     Bucket=self.where.bucket,
                     Key=key,
-                    Body=f,
+                    Body=body,
                     ContentLength=staged.size,
                     ChecksumSHA256=_b64(staged.sha256),
                 )
@@ -258,11 +264,11 @@ class S3BlobStore:
             with self._marks_lock:
                 self._marks[staged.sha256] = _mark(put, staged.size)
         finally:
-            staged.temp_path.unlink(missing_ok=True)
+            discard_staged(staged)
 
     def discard(self, staged: StagedBlob) -> None:
         """Drop a staged temp file that will not be published."""
-        staged.temp_path.unlink(missing_ok=True)
+        discard_staged(staged)
 
     # -- reading -------------------------------------------------------------
 
@@ -485,6 +491,17 @@ class S3BlobStore:
     def close(self) -> None:
         """Release the client's connections."""
         self.client.close()
+
+
+@contextmanager
+def _body(staged: StagedBlob) -> Iterator[Any]:
+    """What to upload: the bytes kept in memory, or the staged temp file."""
+    if staged.data is not None:
+        yield staged.data
+        return
+    assert staged.temp_path is not None
+    with open(staged.temp_path, "rb") as f:
+        yield f
 
 
 def _mark(answer: dict[str, Any], size: int) -> tuple[int, int, int, int]:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 from pathlib import Path
 
@@ -12,6 +13,12 @@ from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import NewArtifact
 from tests.store.conftest import Env, make_project, stdio_caller
 from tests.support.disks import tmpfs
+
+
+def _staged_on_disk(store: ArtifactStore, data: bytes) -> bytes | io.BytesIO:
+    """``data`` as a source the store stages on disk: a bucket keeps bytes that are in memory
+    there, so it gets a stream (which it stages to a temp file, as the directory does)."""
+    return io.BytesIO(data) if store.blobs.shared else data
 
 
 def _assert_nothing_kept(store: ArtifactStore, before: int) -> None:
@@ -33,9 +40,8 @@ def test_a_write_failing_midway_leaves_nothing_readable_or_half_written(env, mon
 
     monkeypatch.setattr(blobs_module.os, "write", failing_write)
     with pytest.raises(StorageError) as exc:
-        env.store.register(
-            env.caller, env.generation, NewArtifact("image/png", os.urandom(5 << 20))
-        )
+        source = _staged_on_disk(env.store, os.urandom(5 << 20))
+        env.store.register(env.caller, env.generation, NewArtifact("image/png", source))
     assert "No space left" in exc.value.message and "/" not in exc.value.message
     monkeypatch.undo()
     _assert_nothing_kept(env.store, 4)
@@ -48,7 +54,8 @@ def test_a_failing_fsync_is_a_typed_failure(env: Env, monkeypatch) -> None:
 
     monkeypatch.setattr(blobs_module.os, "fsync", failing_fsync)
     with pytest.raises(StorageError):
-        env.store.register(env.caller, env.generation, NewArtifact("image/png", b"x" * 1000))
+        source = _staged_on_disk(env.store, b"x" * 1000)
+        env.store.register(env.caller, env.generation, NewArtifact("image/png", source))
     monkeypatch.undo()
     _assert_nothing_kept(env.store, 0)
 
