@@ -85,7 +85,14 @@ class BlobStore(Protocol):
         self, sha256: str, size: int, recheck: bool = True
     ) -> tuple[int, int, int, int] | None: ...
     def verify(self, sha256: str, digests: bytes) -> bool: ...
-    def read(self, sha256: str, offset: int, length: int, digests: bytes) -> bytes: ...
+    def read(
+        self,
+        sha256: str,
+        offset: int,
+        length: int,
+        digests: bytes,
+        mark: tuple[int, int, int, int] | None = None,
+    ) -> bytes: ...
     def exists(self, sha256: str, size: int) -> bool: ...
     def delete(self, sha256: str) -> None: ...
     def quarantine(self, sha256: str) -> None: ...
@@ -280,8 +287,16 @@ class FsBlobStore:
         except OSError:
             return False
 
-    def read(self, sha256: str, offset: int, length: int, digests: bytes) -> bytes:
-        """Read ``[offset, offset+length)``, verifying every block it touches."""
+    def read(
+        self,
+        sha256: str,
+        offset: int,
+        length: int,
+        digests: bytes,
+        mark: tuple[int, int, int, int] | None = None,
+    ) -> bytes:
+        """Read ``[offset, offset+length)``, verifying every block it touches (``mark`` is
+        for stores whose reads can tell it; a file's is its stat, checked before)."""
         if length == 0:
             return b""
         bs = self.block_size

@@ -344,9 +344,17 @@ class S3BlobStore:
                 index += 1
         return index * 8 == len(digests)
 
-    def read(self, sha256: str, offset: int, length: int, digests: bytes) -> bytes:
+    def read(
+        self,
+        sha256: str,
+        offset: int,
+        length: int,
+        digests: bytes,
+        mark: tuple[int, int, int, int] | None = None,
+    ) -> bytes:
         """Read ``[offset, offset+length)`` with one ranged GET of the whole blocks it touches,
-        verifying every one."""
+        verifying every one. StaleMark when the GET's object is not the one ``mark`` names (by
+        default: the one this process saw last)."""
         if length == 0:
             return b""
         bs = self.block_size
@@ -355,8 +363,8 @@ class S3BlobStore:
         total = str(got.get("ContentRange", "")).rpartition("/")[2]
         seen = _mark(got, int(total) if total.isdigit() else -1)
         with self._marks_lock:
-            known = self._marks.get(sha256)
-        if known is not None and known != seen:  # uploaded again since the HEAD
+            known = mark if mark is not None else self._marks.get(sha256)
+        if known is not None and known != seen:  # uploaded again since it was seen
             self._forget(sha256)
             raise StaleMark
         with s3_errors():
