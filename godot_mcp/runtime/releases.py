@@ -6,7 +6,6 @@ import logging
 
 import anyio
 
-from godot_mcp.errors import Unavailable
 from godot_mcp.store.store import ArtifactStore, release_session_id
 
 log = logging.getLogger(__name__)
@@ -41,13 +40,11 @@ class Releases:
                 await anyio.to_thread.run_sync(
                     release_session_id, self.store, self.launch_id, session_id
                 )
-            except Unavailable as e:
+            except Exception as e:  # unreachable, a full pool, a refusal: all wait and retry
                 if not self._waiting:
                     log.warning("releasing ended sessions' artifacts waits for the store: %s", e)
                 self._waiting = True
                 return
-            except Exception:
-                log.exception("releasing an ended session's artifacts failed")
             self.pending.discard(session_id)
         if self._waiting:
             log.warning("ended sessions' artifacts released: the store answers again")

@@ -8,7 +8,8 @@ in that host's state dir). Exports of this host are still judged by their proces
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
+from sqlalchemy.orm import Session
 
 from godot_mcp.store.db import rowcount, write_session
 from godot_mcp.store.exports import RUNNING_STATES
@@ -23,17 +24,28 @@ GONE_MESSAGE = (
 )
 
 
+def database_now_us(s: Session, store: ArtifactStore) -> int:
+    """The database server's clock: every host's beats are stamped and judged by the same one
+    (a host's own clock may be off by more than a heartbeat)."""
+    if s.get_bind().dialect.name == "postgresql":
+        return int(s.scalar(text(_PG_NOW)) or 0)
+    return store.now_us()  # SQLite: one host, one clock
+
+
+_PG_NOW = "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint"
+
+
 def beat(store: ArtifactStore) -> None:
     """Say this host lives."""
     with write_session(store.engine) as s:
-        s.merge(Host(id=store.host_id, beat_us=store.now_us()))
+        s.merge(Host(id=store.host_id, beat_us=database_now_us(s, store)))
 
 
 def settle_gone_hosts(store: ArtifactStore, stale_s: float = STALE_S) -> int:
     """Mark ``interrupted`` the running exports of other hosts that stopped beating."""
-    now = store.now_us()
-    alive = select(Host.id).where(Host.beat_us > now - int(stale_s * 1_000_000))
     with write_session(store.engine) as s:
+        now = database_now_us(s, store)
+        alive = select(Host.id).where(Host.beat_us > now - int(stale_s * 1_000_000))
         gone = s.execute(
             update(Export)
             .where(
@@ -41,7 +53,8 @@ def settle_gone_hosts(store: ArtifactStore, stale_s: float = STALE_S) -> int:
                 Export.owner_host.is_not(None),
                 Export.owner_host != store.host_id,
                 Export.owner_host.not_in(alive),
-                Export.created_us < now - int(stale_s * 1_000_000),  # its host had time to beat
+                # Its host had time to beat (exports are stamped by their host's clock).
+                Export.created_us < store.now_us() - int(stale_s * 1_000_000),
             )
             .values(state="interrupted", error=GONE_MESSAGE, ended_us=now)
         )

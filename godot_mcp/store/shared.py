@@ -7,8 +7,9 @@ that comes with another one is refused. A blob directory is named by a random id
 it. A bucket is named by a random id the first server makes, recorded both in the database
 and in the bucket (``PREFIX/.store-id``), so another database is refused too: a bucket that
 already holds a store id is never claimed by a database that does not know it, and a
-database that names bytes is never given a bucket prefix without its id (a mistyped prefix,
-an emptied bucket): its reconcile would find every row's bytes missing.
+database records the bucket and prefix it was given: another one (a mistyped prefix) is
+refused even where no id is written yet, or its reconcile would find every row's bytes
+missing and another host's reconcile the same for its own.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Engine, select
 
 from godot_mcp.errors import ConfigError
-from godot_mcp.store.db import read_session, write_session
-from godot_mcp.store.models import Blob, BlobStoreRow
+from godot_mcp.store.db import write_session
+from godot_mcp.store.models import BlobStoreRow
 
 if TYPE_CHECKING:
     from godot_mcp.store.blobs import BlobStore
@@ -90,14 +91,14 @@ def claim_store(engine: Engine, blobs: BlobStore, blob_dir: Path, now_us: int) -
     if not isinstance(blobs, S3BlobStore):
         claim(engine, directory_location(blob_dir), now_us)
         return
+    where = f"{blobs.where.bucket}/{blobs.where.prefix}"  # the endpoint may change; these not
     marker = blobs.read_marker()
     if marker is None:
-        recorded = _recorded(engine, f"bucket {secrets.token_hex(16)}", now_us) or ""
-        if not recorded.startswith("bucket "):
+        recorded = _recorded(engine, f"bucket {secrets.token_hex(16)} {where}", now_us) or ""
+        kind, _, rest = recorded.partition(" ")
+        ident, _, place = rest.partition(" ")
+        if kind != "bucket" or place != where:  # another store, another bucket or prefix
             raise ConfigError(_OTHER_STORE)
-        if _holds_blobs(engine):  # a store in use whose id is not here: another bucket or prefix
-            raise ConfigError(_OTHER_STORE)
-        ident = recorded.removeprefix("bucket ")
         if not blobs.write_marker(ident):  # another server wrote it meanwhile
             marker = blobs.read_marker()
             if marker != ident:
@@ -106,7 +107,7 @@ def claim_store(engine: Engine, blobs: BlobStore, blob_dir: Path, now_us: int) -
     known = _recorded(engine, None, now_us)
     if known is None:
         raise ConfigError(_OTHER_DATABASE)
-    if known != f"bucket {marker}":
+    if known != f"bucket {marker} {where}":
         raise ConfigError(_OTHER_STORE)
 
 
@@ -115,11 +116,6 @@ _OTHER_STORE = (
     "directory): every server on one database uses the same one"
 )
 _OTHER_DATABASE = "this bucket prefix belongs to another database: give each store its own prefix"
-
-
-def _holds_blobs(engine: Engine) -> bool:
-    with read_session(engine) as s:
-        return s.scalar(select(Blob.sha256).limit(1)) is not None
 
 
 def _recorded(engine: Engine, propose: str | None, now_us: int) -> str | None:

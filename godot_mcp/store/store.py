@@ -27,6 +27,7 @@ from godot_mcp.errors import (
     NotFound,
     OutOfRange,
     PermissionDenied,
+    StorageError,
     TooLarge,
 )
 from godot_mcp.store import leases, shared, sqlite
@@ -216,7 +217,8 @@ class ArtifactStore:
         if db_file is not None:
             os.chmod(db_file, 0o600)  # it holds the token hashes
         # A shared database names one blob store's bytes only; a bucket belongs to one database.
-        if claim and (db_file is None or self.blobs.shared):
+        own_file = db_file is not None and db_file.resolve() == self.layout.db_path.resolve()
+        if claim and (not own_file or self.blobs.shared):
             try:
                 shared.claim_store(self.engine, self.blobs, self.layout.blob_dir, self.now_us())
             except BaseException:
@@ -384,7 +386,8 @@ class ArtifactStore:
             for item, st in zip(items, staged, strict=True):
                 if holder is None and not self.blobs.exists(st.sha256, st.size):
                     raise IntegrityError("a published blob vanished before its commit")
-                if s.get(Blob, st.sha256) is None:
+                blob = s.get(Blob, st.sha256)
+                if blob is None:
                     s.add(
                         Blob(
                             sha256=st.sha256,
@@ -395,6 +398,8 @@ class ArtifactStore:
                         )
                     )
                     s.flush()
+                else:  # its bytes were just written again: a verdict on the old ones is void
+                    blob.created_us = max(now, blob.created_us + 1)
                 rows.append(
                     Artifact(
                         id=new_id(),
@@ -629,7 +634,7 @@ class ArtifactStore:
             return None
         try:
             return self.blobs.read(row.sha256, first, n, self._block_digests(row.sha256), mark)
-        except (StaleMark, NotFound):
+        except (StaleMark, NotFound, StorageError):  # changed, gone, refused: the slow way says
             with self._gc_mutex:
                 self._verified.pop(row.sha256, None)
             return None

@@ -3,21 +3,23 @@ and another host's exports are judged by its heartbeat, never by a pid."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from sqlalchemy import update
 
 from godot_mcp.runtime.recovery import settle_interrupted
+from godot_mcp.store.db import write_session
 from godot_mcp.store.exports import ExportRecords
-from godot_mcp.store.hosts import GONE_MESSAGE, beat, settle_gone_hosts
+from godot_mcp.store.hosts import GONE_MESSAGE, beat, database_now_us, settle_gone_hosts
+from godot_mcp.store.models import Export, Host
 from godot_mcp.store.store import ArtifactStore
-from godot_mcp.store.values import Caller, NewArtifact, utc_now
+from godot_mcp.store.values import Caller, NewArtifact
 from tests.support.projects import make_project
 
 
-def _two_hosts(tmp_path, pg_server, s3_server, clock=utc_now):
+def _two_hosts(tmp_path, pg_server, s3_server):
     url = pg_server.create_database()
     blobs = s3_server.url(s3_server.create_bucket())
     return [
-        ArtifactStore(tmp_path / name, clock=clock, database_url=url, blob_store_url=blobs)
+        ArtifactStore(tmp_path / name, database_url=url, blob_store_url=blobs)
         for name in ("host-a", "host-b")
     ]
 
@@ -42,8 +44,7 @@ def test_the_same_project_path_on_two_hosts_is_two_projects(tmp_path, pg_server,
 def test_another_hosts_export_is_settled_by_its_heartbeat_not_by_a_pid(
     tmp_path, pg_server, s3_server
 ):
-    shift = [timedelta(0)]
-    a, b = _two_hosts(tmp_path, pg_server, s3_server, clock=lambda: utc_now() + shift[0])
+    a, b = _two_hosts(tmp_path, pg_server, s3_server)
     try:
         state = a.projects.observe(make_project(tmp_path / "game"))
         caller = Caller("alice", "s1", "l1", state.id)
@@ -52,10 +53,9 @@ def test_another_hosts_export_is_settled_by_its_heartbeat_not_by_a_pid(
         beat(a)
         assert settle_interrupted(b) == {"exports_interrupted": 0}
         assert ExportRecords(b).state("e" * 32) == "running"
-        shift[0] = timedelta(seconds=30)
-        beat(a)
-        assert settle_gone_hosts(b) == 0  # host a beats: its export runs
-        shift[0] = timedelta(seconds=95)  # a has been silent for 65 s
+        _age(a, seconds=30)  # its last beat 30 s ago (by the database's clock): alive
+        assert settle_gone_hosts(b) == 0
+        _age(a, seconds=65)  # silent for 65 s: gone
         beat(b)
         assert settle_gone_hosts(b) == 1
         record = ExportRecords(b).get("e" * 32)
@@ -65,3 +65,13 @@ def test_another_hosts_export_is_settled_by_its_heartbeat_not_by_a_pid(
     finally:
         a.close()
         b.close()
+
+
+def _age(store: ArtifactStore, seconds: int) -> None:
+    """As if ``store``'s host beat ``seconds`` ago and its exports were made before that."""
+    with write_session(store.engine) as s:
+        now = database_now_us(s, store)
+        s.execute(
+            update(Host).where(Host.id == store.host_id).values(beat_us=now - seconds * 10**6)
+        )
+        s.execute(update(Export).values(created_us=now - (seconds + 1) * 10**6))

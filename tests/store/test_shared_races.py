@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from godot_mcp.errors import ConfigError
+from godot_mcp.errors import ConfigError, NotFound
 from godot_mcp.store.models import Artifact
 from godot_mcp.store.reconcile import reconcile
 from godot_mcp.store.s3 import parse_blob_store_url
@@ -47,6 +47,60 @@ def test_a_store_in_use_refuses_a_bucket_prefix_without_its_id(
         assert again.read(caller, info.uri).data == b"pixels"  # nothing was dropped
     finally:
         again.close()
+    # Before any bytes too: the database records its bucket and prefix, not only their id.
+    url, bucket = pg_server.create_database(), s3_server.create_bucket()
+    _open(tmp_path, "b", url, s3_server.url(bucket, "prod")).close()
+    with pytest.raises(ConfigError, match="belongs to another blob store"):
+        _open(tmp_path, "c", url, s3_server.url(bucket, "prd"))
+
+
+def test_an_sqlite_file_shared_by_two_state_dirs_is_claimed_like_a_server(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    ArtifactStore(tmp_path / "a", database_url=url).close()
+    with pytest.raises(ConfigError, match="belongs to another blob store"):
+        ArtifactStore(tmp_path / "b", database_url=url)
+
+
+def test_a_verified_object_made_shorter_is_refused_like_an_unknown_one(
+    tmp_path, pg_server, s3_server
+) -> None:
+    store = _open(tmp_path, "a", *_fresh(pg_server, s3_server))
+    try:
+        caller, gen = _caller(store, tmp_path)
+        info = store.register(caller, gen, NewArtifact("image/png", bytes(300_000)))
+        RawBlobs(store).write(info.sha256, b"short")  # a range past its end: 416 from S3
+        other = Caller("mallory", "s2", "launch", caller.project_id)
+        for who in (other, caller):
+            with pytest.raises(NotFound):
+                store.read(who, f"{info.uri}?offset=200000&length=1000", uniform=True)
+    finally:
+        store.close()
+
+
+def test_a_withdrawal_decided_before_the_same_bytes_were_registered_again_is_void(
+    tmp_path, pg_server, s3_server
+) -> None:
+    url, blobs = _fresh(pg_server, s3_server)
+    host, reader = _open(tmp_path, "a", url, blobs), _open(tmp_path, "r", url, blobs)
+    try:
+        caller, gen = _caller(host, tmp_path)
+        data = b"bytes someone damaged, then uploaded again"
+        first = host.register(caller, gen, NewArtifact("image/png", data))
+        RawBlobs(host).write(first.sha256, b"X" * len(data))  # damaged in the bucket
+        real, again = reader.blobs.verify, {}
+
+        def meanwhile(sha: str, digests: bytes) -> bool:
+            judged = real(sha, digests)  # damaged: not intact
+            again["info"] = host.register(caller, gen, NewArtifact("image/png", data))
+            return judged
+
+        reader.blobs.verify = meanwhile  # type: ignore[method-assign]
+        with pytest.raises(NotFound):
+            reader.read(caller, first.uri)
+        assert host.read(caller, again["info"].uri).data == data  # its upload repaired it
+    finally:
+        host.close()
+        reader.close()
 
 
 def test_stores_cannot_nest_and_a_listing_never_reaches_below_its_prefix(
