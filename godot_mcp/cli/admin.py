@@ -23,6 +23,7 @@ from godot_mcp.cli.common import (
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
 from godot_mcp.errors import ConfigError, GodotMcpError, InvalidArgument
 from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted, sweep_dead_scratch
+from godot_mcp.store.ids import is_valid_id
 from godot_mcp.store.reconcile import ReconcileReport, StatusReport, reconcile, status
 
 PROG = "godot-mcp-admin"
@@ -115,9 +116,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _dash_ids_last(argv: Sequence[str]) -> list[str]:
+    """An export id may begin with ``-`` (ids are URL-safe base64): after ``purge`` it is
+    moved behind ``--`` so that it is not read as an option."""
+    out = list(argv)
+    for i, word in enumerate(out[:-1]):
+        nxt = out[i + 1]
+        if word == "purge" and nxt.startswith("-") and is_valid_id(nxt):
+            return out[: i + 1] + out[i + 2 :] + ["--", nxt]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``godot-mcp-admin``."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_dash_ids_last(sys.argv[1:] if argv is None else argv))
     name = args.command
     sub = getattr(args, "token_command", None) or getattr(args, "evidence_command", None)
     if sub:
