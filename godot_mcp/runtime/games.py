@@ -223,6 +223,10 @@ class GameService:
             while not game.log.has_new(mark, "error"):
                 await anyio.sleep(0.02)
         page = game.log.read(mark, 1, "error")
+        with anyio.move_on_after(0.3):  # and its "At:" line, folded into it, may trail it too
+            while page.entries and page.entries[0].source is None:
+                await anyio.sleep(0.02)
+                page = game.log.read(mark, 1, "error")
         if page.entries:
             error = page.entries[0]
             where = f" ({error.source[0]}:{error.source[1]})" if error.source else ""
