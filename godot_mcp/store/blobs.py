@@ -162,6 +162,23 @@ def stage_memory(data: bytes | bytearray | memoryview, block_size: int) -> Stage
     )
 
 
+def checked_range(
+    data: bytes, first: int, offset: int, length: int, digests: bytes, bs: int, where: str
+) -> bytes:
+    """``[offset, offset+length)`` out of ``data``, the whole blocks from block ``first`` on,
+    after checking each block against its digest; IntegrityError names ``where`` it changed."""
+    for i in range(len(data) // bs + (len(data) % bs > 0)):
+        block = memoryview(data)[i * bs : (i + 1) * bs]
+        want = digests[(first + i) * 8 : (first + i + 1) * 8]
+        if len(want) != 8 or block_digest(block) != want:
+            raise IntegrityError(f"artifact bytes changed {where}")
+    start = offset - first * bs
+    out = data[start : start + length]
+    if len(out) != length:
+        raise IntegrityError(f"artifact bytes changed {where}")
+    return out
+
+
 def discard_staged(staged: StagedBlob) -> None:
     """Drop what ``staged`` left on disk, if anything."""
     if staged.temp_path is not None:
@@ -306,16 +323,7 @@ class FsBlobStore:
                 data = os.pread(f.fileno(), (last - first + 1) * bs, first * bs)
         except FileNotFoundError:
             raise NotFound("artifact not found") from None
-        for i in range(last - first + 1):
-            block = memoryview(data)[i * bs : (i + 1) * bs]
-            want = digests[(first + i) * 8 : (first + i + 1) * 8]
-            if len(want) != 8 or block_digest(block) != want:
-                raise IntegrityError("artifact bytes changed on disk")
-        start = offset - first * bs
-        out = data[start : start + length]
-        if len(out) != length:
-            raise IntegrityError("artifact bytes changed on disk")
-        return out
+        return checked_range(data, first, offset, length, digests, bs, "on disk")
 
     def hash_blob(self, sha256: str) -> tuple[str, int] | None:
         """Re-hash a blob file in full: ``(sha256, size)``, or None if it is gone."""

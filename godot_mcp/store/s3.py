@@ -36,6 +36,7 @@ from godot_mcp.store.blobs import (
     StagedBlob,
     StaleMark,
     block_digest,
+    checked_range,
     discard_staged,
     is_sha256,
     mkdir_private,
@@ -369,16 +370,7 @@ class S3BlobStore:
             raise StaleMark
         with s3_errors():
             data = got["Body"].read()
-        for i in range(last - first + 1):
-            block = memoryview(data)[i * bs : (i + 1) * bs]
-            want = digests[(first + i) * 8 : (first + i + 1) * 8]
-            if len(want) != 8 or block_digest(block) != want:
-                raise IntegrityError("artifact bytes changed in the blob store")
-        start = offset - first * bs
-        out = data[start : start + length]
-        if len(out) != length:
-            raise IntegrityError("artifact bytes changed in the blob store")
-        return out
+        return checked_range(data, first, offset, length, digests, bs, "in the blob store")
 
     def hash_blob(self, sha256: str) -> tuple[str, int] | None:
         """Re-hash an object in full by streaming it: ``(sha256, size)``, or None if it is gone.
