@@ -141,3 +141,46 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     bucket = s3.create_bucket()
     options = {"database_url": pg.create_database(), "blob_store_url": s3.url(bucket)}
     return Backend(request.param, options, s3, bucket)
+
+
+from tests.support.engines import (  # noqa: E402
+    ENGINES,
+    Engine,
+    lane_engines,
+    only_engine_tests,
+    set_current,
+)
+
+
+@pytest.fixture(scope="session", params=sorted(ENGINES), ids=lambda major: f"godot{major}")
+def engine(request: pytest.FixtureRequest) -> Engine:
+    """The Godot engine a real test runs on: every such test runs on Godot 3 and on Godot 4."""
+    chosen = ENGINES[request.param]
+    chosen.require()
+    return chosen
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the tests of this lane's engines (see tests/support/engines.py)."""
+    wanted = lane_engines()
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        major = callspec.params.get("engine") if callspec else None
+        if major is None:
+            (dropped if only_engine_tests() else keep).append(item)
+        else:
+            (keep if major in wanted else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+@pytest.fixture(autouse=True)
+def _current_engine(request: pytest.FixtureRequest) -> Iterator[None]:
+    callspec = getattr(request.node, "callspec", None)
+    major = callspec.params.get("engine") if callspec else None
+    set_current(ENGINES[major] if major is not None else None)
+    yield
+    set_current(None)

@@ -1,6 +1,8 @@
-"""The godot-mcp demo: a real MCP client session against examples/demo.
+"""The godot-mcp demo: a real MCP client session against examples/demo (Godot 4).
 
-    python tools/demo.py [--out demo-output]
+    python tools/demo.py [--out demo-output] [--godot 4|3]
+
+``--godot 3`` runs the Godot 3 example, examples/demo3, instead.
 
 Starts ``godot-mcp serve`` over stdio with the official MCP SDK client, starts a
 windowed game session, captures a screenshot and a recording, exports the
@@ -33,7 +35,26 @@ from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.tokens import add_token
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = ROOT / "examples" / "demo"
+PROJECTS = {4: ROOT / "examples" / "demo", 3: ROOT / "examples" / "demo3"}
+PROJECT = PROJECTS[4]
+# Debian's own Godot 4 templates, and where Godot 4.6.3 looks for them under XDG_DATA_HOME.
+GODOT4_TEMPLATES = {
+    "linux_release.x86_64": "godot-template-release",
+    "linux_debug.x86_64": "godot-template-debug",
+}
+GODOT4_TEMPLATE_DIR = Path("godot") / "export_templates" / "4.6.3.stable"
+
+
+def link_godot4_templates(data_home: Path) -> bool:
+    """Link Debian's Godot 4 templates where Godot 4.6.3 looks for them (False if absent)."""
+    found = {name: shutil.which(binary) for name, binary in GODOT4_TEMPLATES.items()}
+    if not all(found.values()):
+        return False
+    target = data_home / GODOT4_TEMPLATE_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for name, binary in found.items():
+        (target / name).symlink_to(str(binary))
+    return True
 
 
 def serve_argv(state: Path, *extra: str) -> list[str]:
@@ -248,16 +269,26 @@ async def http_part(out: Path, state: Path, env: dict[str, str], stdio_packs: di
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "demo-output"))
+    ap.add_argument("--godot", type=int, choices=(4, 3), default=4, help="the engine (default 4)")
     args = ap.parse_args()
+    global PROJECT
+    PROJECT = PROJECTS[args.godot]
     out = Path(args.out).resolve()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     state = out / "state"
     env = dict(os.environ)
     data_home = out / "xdg-data"
-    if install_debian_templates(data_home):
-        env["XDG_DATA_HOME"] = str(data_home)
-        say("export templates: Debian's godot3-runner linked as the Linux templates")
+    if args.godot == 4:
+        env.setdefault("GODOT_BIN", "godot")
+        if link_godot4_templates(data_home):
+            env["XDG_DATA_HOME"] = str(data_home)
+            say("export templates: Debian's godot-template-release/-debug linked for Godot 4.6.3")
+    else:
+        env.setdefault("GODOT_BIN", "godot3")
+        if install_debian_templates(data_home):
+            env["XDG_DATA_HOME"] = str(data_home)
+            say("export templates: Debian's godot3-runner linked as the Linux templates")
     stdio_packs = await stdio_part(out, state, env)
     await http_part(out, state, env, stdio_packs)
     say("")

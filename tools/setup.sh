@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what godot-mcp needs on a fresh Debian machine: Godot 3, Xvfb, bubblewrap, PostgreSQL
-# (for the tests of a shared store), a venv.
+# (for the tests of a shared store), a venv; with GODOT_MCP_SETUP_GODOT4=1 also the Debian sid
+# root where Godot 4 runs on a Debian 12 host (tools/godot4-root.sh, cached across checkouts).
 # Idempotent; apt steps run only as root and only for what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,4 +48,12 @@ if ! { .venv/bin/python -m pip install -q --disable-pip-version-check -U pip &&
     cat "$log" >&2
     echo "setup: installing the Python environment failed" >&2
     exit 1
+fi
+
+if [ "${GODOT_MCP_SETUP_GODOT4:-}" = 1 ]; then
+    if [ "$(id -u)" = 0 ] || [ -x "${GODOT_MCP_SID_ROOT:-/var/tmp/godot-mcp/sid}/usr/bin/godot" ]; then
+        bash tools/godot4-root.sh ensure
+    else
+        echo "setup: the Godot 4 root needs root to build (tools/godot4-root.sh ensure)" >&2
+    fi
 fi

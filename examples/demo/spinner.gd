@@ -18,7 +18,7 @@ func _unhandled_input(event: InputEvent) -> void:
 
 func _process(delta: float) -> void:
 	t += -delta if reversed else delta
-	update()
+	queue_redraw()
 
 
 func _draw() -> void:
@@ -27,7 +27,7 @@ func _draw() -> void:
 	var radius: float = min(size.x, size.y) * 0.3
 	for i in range(6):
 		var angle := t * (1.0 + i * 0.35) + i
-		var points := PoolVector2Array()
+		var points := PackedVector2Array()
 		var sides := 3 + i
 		for k in range(sides):
 			var a := angle + TAU * k / sides

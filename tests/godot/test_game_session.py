@@ -1,4 +1,4 @@
-"""Game sessions against a real Godot 3.2 under a real (private) Xvfb: no mocks."""
+"""Game sessions against a real Godot (3.2 and 4.6) under a real (private) Xvfb: no mocks."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from godot_mcp.godot.locate import (
     windowed_availability,
 )
 from godot_mcp.godot.session import GameError, GameRunner
+from tests.support.engines import Engine
 from tests.support.trees import tree_digest
 
 pytestmark = [pytest.mark.godot, pytest.mark.anyio]
@@ -88,13 +89,9 @@ async def wait_until(predicate, timeout: float = 10.0) -> None:  # type: ignore[
             await anyio.sleep(0.05)
 
 
-def write_scene(project: Path, name: str, script: str) -> str:
+def write_scene(engine: Engine, project: Path, name: str, script: str) -> str:
     (project / f"{name}.gd").write_text(script)
-    (project / f"{name}.tscn").write_text(
-        "[gd_scene load_steps=2 format=2]\n\n"
-        f'[ext_resource path="res://{name}.gd" type="Script" id=1]\n\n'
-        '[node name="Root" type="Node2D"]\nscript = ExtResource( 1 )\n'
-    )
+    (project / f"{name}.tscn").write_text(engine.scene(f"{name}.gd"))
     return f"res://{name}.tscn"
 
 
@@ -106,12 +103,14 @@ def fake_game(tmp_path: Path, body: str) -> str:
     return str(path)
 
 
-def test_locate_finds_godot3_and_its_server_build_and_reads_their_versions(
-    godot_install: GodotInstall,
+def test_locate_finds_the_engine_and_its_headless_build_and_reads_their_versions(
+    godot_install: GodotInstall, engine: Engine
 ) -> None:
     found = locate_godot(env={"PATH": os.environ["PATH"]})
-    assert found.major == 3 and found.version and found.version.startswith("3.2")
-    assert found.headless and found.headless.endswith("godot3-server")
+    expected = {3: "3.2.3.", 4: "4.6.3."}[engine.major]
+    assert found.major == engine.major and found.version and found.version.startswith(expected)
+    # Godot 3 runs headless as its server build, Godot 4 as itself with --headless.
+    assert found.headless and found.headless.endswith("/" + engine.headless)
     assert found.headless_version == found.version
     assert found.display is None and found.xvfb
     assert windowed_availability(found) == "available"
@@ -290,15 +289,19 @@ async def test_a_scene_that_fails_to_load_is_reported_not_hung(
 
 
 async def test_a_game_that_quits_by_itself_is_reported_with_its_exit_code(
-    runner: GameRunner, demo_project: Path
+    runner: GameRunner, demo_project: Path, engine: Engine
 ) -> None:
+    wait = {
+        3: "\tyield(get_tree().create_timer(0.3), 'timeout')\n",
+        4: "\tawait get_tree().create_timer(0.3).timeout\n",
+    }[engine.major]
     scene = write_scene(
+        engine,
         demo_project,
         "quitter",
-        "extends Node2D\n\nfunc _ready():\n"
-        "\tprint('quitting now')\n"
-        "\tyield(get_tree().create_timer(0.3), 'timeout')\n"
-        "\tget_tree().quit(3)\n",
+        "extends Node2D\n\nfunc _ready():\n\tprint('quitting now')\n"
+        + wait
+        + "\tget_tree().quit(3)\n",
     )
     with anyio.fail_after(20):
         session = await runner.start(demo_project, scene=scene, size=SMALL)
@@ -379,9 +382,7 @@ from godot_mcp.godot.session import GameRunner
 import dataclasses
 
 async def main():
-    install = dataclasses.replace(
-        locate_godot(godot="godot3", godot_headless="godot3-server"), display=None
-    )
+    install = dataclasses.replace(locate_godot(), display=None)
     runner = GameRunner(install, Path(sys.argv[2]))
     session = await runner.start(Path(sys.argv[1]), size=(320, 240))
     print(json.dumps({"game": session.pid, "xvfb": runner.xvfb_pid}), flush=True)

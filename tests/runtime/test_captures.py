@@ -16,7 +16,7 @@ from tests.runtime.conftest import copy_demo, require_godot
 from tests.support.servers import stdio_client
 from tests.support.trees import tree_digest
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 
 async def ok(client, tool: str, args: dict | None = None) -> dict:

@@ -20,7 +20,7 @@ from tests.runtime.test_captures import ok
 from tests.support.procs import cmdline
 from tests.support.servers import ServedProject, serve_project, stdio_client
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 PROJECT = """\
 config_version=4

@@ -17,7 +17,7 @@ from tests.runtime.test_exports import run_export
 from tests.support.disks import fill, tmpfs
 from tests.support.servers import serve_project, stdio_client
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 # (link name in the project, target, target is a folder); "{state}" is the server's state dir.
 OUTSIDE = [

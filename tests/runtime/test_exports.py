@@ -19,7 +19,7 @@ from tests.support.procs import children, cmdline, wait_gone
 from tests.support.servers import run_admin, serve_project, stdio_client
 from tests.support.trees import tree_digest
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 
 async def run_export(client, preset: str, kind: str, wait: float = 50) -> dict:

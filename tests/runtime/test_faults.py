@@ -20,7 +20,7 @@ from tests.support.disks import tmpfs
 from tests.support.procs import children, zombies
 from tests.support.servers import http_client, make_tokens, run_admin, start_http, stdio_client
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 
 async def test_a_full_3_mib_disk_never_ends_the_server(tmp_path):

@@ -11,11 +11,12 @@ import anyio
 import pytest
 
 from tests.mcp.conftest import Connect, transport_factory
-from tests.runtime.conftest import copy_demo, require_godot
+from tests.runtime.conftest import require_godot
 from tests.runtime.test_captures import fetch, ok
+from tests.support.engines import Engine
 from tests.support.servers import ServedProject, serve_project
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 LAB_GD = """\
 extends Node2D
@@ -41,21 +42,13 @@ func _ready():
 """
 
 
-def _scene(name: str) -> str:
-    return (
-        f'[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://{name}.gd" '
-        f'type="Script" id=1]\n\n[node name="{name}" type="Node2D"]\nscript = ExtResource( 1 )\n'
-    )
-
-
 @pytest.fixture(scope="module")
-def log_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject]:
-    require_godot("godot3-server")
-    base = tmp_path_factory.mktemp("log")
-    project = copy_demo(base / "demo")
+def log_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[ServedProject]:
+    base = tmp_path_factory.mktemp(f"log-{engine.name}")
+    project = engine.copy_demo(base / "demo")
     for name, source in (("lab", LAB_GD), ("flood", FLOOD_GD)):
         (project / f"{name}.gd").write_text(source)
-        (project / f"{name}.tscn").write_text(_scene(name))
+        (project / f"{name}.tscn").write_text(engine.scene(f"{name}.gd"))
     served = serve_project(project, base / "state")
     yield served
     served.http.stop()

@@ -19,7 +19,7 @@ from tests.support.procs import children, zombies
 from tests.support.rawmcp import raw_session
 from tests.support.servers import make_tokens, run_admin, start_http, stdio_client
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 
 async def test_an_idle_session_ends_like_a_delete_even_with_its_get_stream_open(tmp_path):

@@ -12,10 +12,11 @@ import pytest
 from godot_mcp.runtime.owner import me
 from tests.runtime.conftest import copy_demo, require_godot
 from tests.runtime.test_captures import ok
+from tests.support import engines
 from tests.support.procs import children, cmdline, wait_gone
 from tests.support.servers import http_client, make_tokens, run_admin, start_http
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 
 async def test_killing_the_server_kills_its_games_and_its_xvfb(tmp_path):
@@ -32,7 +33,9 @@ async def test_killing_the_server_kills_its_games_and_its_xvfb(tmp_path):
                 await ok(c, "runtime.screenshot.capture", {"session_id": sid})
                 kids = children(server.process.pid)
                 names = " ".join(cmdline(p) for p in kids)
-                assert "Xvfb" in names and "godot3 " in names and "godot3-server" in names
+                engine = engines.current()
+                assert "Xvfb" in names and f"{engine.windowed} " in names
+                assert len([k for k in kids if engine.headless in cmdline(k)]) >= 2
                 os.kill(server.process.pid, signal.SIGKILL)
                 server.process.wait(timeout=10)
         assert wait_gone(kids, timeout=10) == []

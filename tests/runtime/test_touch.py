@@ -8,14 +8,14 @@ import anyio
 import pytest
 
 from tests.mcp.conftest import Connect, transport_factory
-from tests.runtime.conftest import require_godot
 from tests.runtime.test_captures import ok
+from tests.support.engines import Engine
 from tests.support.servers import ServedProject, serve_project
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 PROJECT = """\
-config_version=4
+config_version={config_version}
 
 [application]
 
@@ -96,15 +96,45 @@ margin_bottom = 24.0
 """
 
 
+# The same lab in Godot 4's names (3 -> 4).
+GODOT4_NAMES = [
+    ("Transform()", "Transform3D()"),
+    ("Quat(", "Quaternion("),
+    ("Engine.get_idle_frames()", "Engine.get_process_frames()"),
+    ("OS.get_scancode_string(event.scancode)", "OS.get_keycode_string(event.keycode)"),
+    ("event.shift]", "event.shift_pressed]"),
+    ("margin_", "offset_"),
+    ("format=2", "format=3"),
+    (
+        '[ext_resource path="res://lab.gd" type="Script" id=1]',
+        '[ext_resource type="Script" path="res://lab.gd" id="1_lab"]',
+    ),
+    ("ExtResource( 1 )", 'ExtResource("1_lab")'),
+]
+
+
+def lab_files(engine: Engine) -> dict[str, str]:
+    """project.godot, lab.gd and lab.tscn in the engine's own format and names."""
+    files = {
+        "project.godot": PROJECT.format(config_version=4 if engine.major == 3 else 5),
+        "lab.gd": LAB_GD,
+        "lab.tscn": LAB_TSCN,
+    }
+    if engine.major == 4:
+        for name, text in files.items():
+            for old, new in GODOT4_NAMES:
+                text = text.replace(old, new)
+            files[name] = text
+    return files
+
+
 @pytest.fixture(scope="module")
-def touch_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject]:
-    require_godot("godot3-server")
-    base = tmp_path_factory.mktemp("touch")
+def touch_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[ServedProject]:
+    base = tmp_path_factory.mktemp(f"touch-{engine.name}")
     project = base / "project"
     project.mkdir()
-    (project / "project.godot").write_text(PROJECT)
-    (project / "lab.gd").write_text(LAB_GD)
-    (project / "lab.tscn").write_text(LAB_TSCN)
+    for name, text in lab_files(engine).items():
+        (project / name).write_text(text)
     served = serve_project(project, base / "state")
     yield served
     served.http.stop()
@@ -117,8 +147,6 @@ def touch_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProjec
 def touch(request: pytest.FixtureRequest, touch_env: ServedProject) -> Connect:
     """A transport and a game mode: each touch test runs on both, headless and windowed."""
     transport, mode = request.param
-    if mode == "windowed":
-        require_godot("godot3", "Xvfb")
     factory = transport_factory(transport, touch_env)
     factory.mode = mode  # type: ignore[attr-defined]
     return factory

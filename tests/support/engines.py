@@ -1,0 +1,150 @@
+"""The two Godot engines the real tests run on, and what differs between them.
+
+Godot 3.2.3 runs on the host (Debian 12's ``godot3`` packages); Godot 4.6.3 runs inside a
+Debian sid root (``tools/godot4-root.sh``), where the whole server and its tests run natively.
+A test that takes the ``engine`` fixture runs once per engine; each lane of ``tools/test.sh``
+selects the engine it can run (``GODOT_MCP_TEST_ENGINES``) and deselects the other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from godot_mcp.godot.locate import GodotInstall, locate_godot
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One Godot engine as the tests drive it."""
+
+    major: int
+    windowed: str
+    headless: str
+    release_template: str
+    debug_template: str
+    template_dir: str  # under $XDG_DATA_HOME/godot/
+    template_names: tuple[str, str]  # release, debug
+    demo: Path
+
+    @property
+    def name(self) -> str:
+        return f"godot{self.major}"
+
+    def binaries(self) -> tuple[str, ...]:
+        """Every binary a real test of this engine may start."""
+        return (self.windowed, self.headless, self.release_template, "Xvfb")
+
+    def require(self) -> None:
+        """Fail (in CI) or skip loudly (elsewhere) when this engine cannot run here."""
+        missing = [b for b in dict.fromkeys(self.binaries()) if shutil.which(b) is None]
+        if not missing:
+            return
+        reason = f"{', '.join(missing)} not installed; {self.name} tests cannot run"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (a lane that cannot start its engine fails in CI)")
+        warnings.warn(f"SKIPPED LOUDLY: {reason}", stacklevel=2)
+        pytest.skip(f"SKIPPED LOUDLY: {reason}")
+
+    def install(self) -> GodotInstall:
+        """The located install, always with the runner's own Xvfb."""
+        headless = None if self.headless == self.windowed else self.headless
+        found = locate_godot(godot=self.windowed, godot_headless=headless)
+        assert found.major == self.major, found
+        return dataclasses.replace(found, display=None)
+
+    def copy_demo(self, target: Path) -> Path:
+        """A private copy of this engine's demo project."""
+        shutil.copytree(self.demo, target)
+        return target
+
+    def install_templates(self, data_home: Path) -> Path:
+        """Link this engine's Linux export templates under ``data_home`` (an XDG_DATA_HOME)."""
+        target = data_home / "godot" / self.template_dir
+        target.mkdir(parents=True, exist_ok=True)
+        for name, binary in zip(
+            self.template_names, (self.release_template, self.debug_template), strict=True
+        ):
+            found = shutil.which(binary)
+            assert found, binary
+            link = target / name
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(found)
+        return target
+
+    def scene(self, script: str, root_type: str = "Node2D") -> str:
+        """A scene of one ``root_type`` node running ``res://{script}``."""
+        if self.major == 3:
+            return (
+                "[gd_scene load_steps=2 format=2]\n\n"
+                f'[ext_resource path="res://{script}" type="Script" id=1]\n\n'
+                f'[node name="Root" type="{root_type}"]\nscript = ExtResource( 1 )\n'
+            )
+        return (
+            "[gd_scene load_steps=2 format=3]\n\n"
+            f'[ext_resource type="Script" path="res://{script}" id="1_s"]\n\n'
+            f'[node name="Root" type="{root_type}"]\nscript = ExtResource("1_s")\n'
+        )
+
+
+GODOT3 = Engine(
+    major=3,
+    windowed="godot3",
+    headless="godot3-server",
+    release_template="godot3-runner",
+    debug_template="godot3-runner",
+    template_dir="templates/3.2.3.stable",
+    template_names=("linux_x11_64_release", "linux_x11_64_debug"),
+    demo=REPO / "examples" / "demo3",
+)
+GODOT4 = Engine(
+    major=4,
+    windowed="godot",
+    headless="godot",
+    release_template="godot-template-release",
+    debug_template="godot-template-debug",
+    template_dir="export_templates/4.6.3.stable",
+    template_names=("linux_release.x86_64", "linux_debug.x86_64"),
+    demo=REPO / "examples" / "demo",
+)
+ENGINES = {3: GODOT3, 4: GODOT4}
+
+
+_current: list[Engine] = []
+
+
+def current() -> Engine:
+    """The engine of the running test (set for every engine-parametrized test); helpers that
+    write fixture projects or name binaries ask it, so a test body reads the same on both."""
+    if not _current:
+        raise RuntimeError("this test does not run per engine: give it the engine fixture")
+    return _current[-1]
+
+
+def set_current(engine: Engine | None) -> None:
+    _current.clear()
+    if engine is not None:
+        _current.append(engine)
+
+
+def lane_engines() -> set[int]:
+    """The engines this test run covers: ``GODOT_MCP_TEST_ENGINES`` ("3", "4" or "3,4"),
+    by default 4 inside the sid root and 3 elsewhere."""
+    raw = os.environ.get("GODOT_MCP_TEST_ENGINES")
+    if not raw:
+        return {4} if os.environ.get("GODOT_MCP_IN_SID") else {3}
+    return {int(part) for part in raw.split(",") if part.strip()}
+
+
+def only_engine_tests() -> bool:
+    """Inside the sid root only engine-parametrized tests run (the rest ran on the host)."""
+    return bool(os.environ.get("GODOT_MCP_IN_SID")) and 3 not in lane_engines()
