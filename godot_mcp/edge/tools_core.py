@@ -15,7 +15,11 @@ from godot_mcp.godot.presets import PresetsError, project_name, read_config, rea
 
 def _godot_facts(deps: ServerDeps) -> dict[str, Any]:
     install = deps.runtime.godot
-    return {"version": install.version, "headless_version": install.headless_version}
+    return {
+        "version": install.version,
+        "headless_version": install.headless_version,
+        "major": install.major,
+    }
 
 
 def capacity(deps: ServerDeps) -> dict[str, int]:
@@ -131,8 +135,12 @@ TOOLS = [
             "transport": {"enum": ["stdio", "http"]},
             "godot": {
                 "type": "object",
-                "properties": {"version": _NULLABLE_STRING, "headless_version": _NULLABLE_STRING},
-                "required": ["version", "headless_version"],
+                "properties": {
+                    "version": _NULLABLE_STRING,
+                    "headless_version": _NULLABLE_STRING,
+                    "major": {"type": ["integer", "null"]},
+                },
+                "required": ["version", "headless_version", "major"],
                 "additionalProperties": False,
             },
             "availability": _AVAILABILITY,

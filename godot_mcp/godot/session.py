@@ -531,10 +531,17 @@ def _pump(log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
     return thread
 
 
+# Lines that can say why a scene failed: the engine's errors and warnings and parse errors.
+# The renderer's start-up lines (banner, OpenGL version, V-Sync) and Godot 4's Vulkan probe
+# under a display without Vulkan say nothing about the scene.
+_WHY = re.compile(r"^(?:USER |SCRIPT )?(?:ERROR|WARNING): |Parse Error", re.IGNORECASE)
+_STARTUP_PROBE = re.compile(r"VK_KHR_surface|Vulkan|V-Sync|OpenGL API|rendering device")
+
+
 def _is_noise(line: str) -> bool:
     """Log lines that say nothing about why a scene failed."""
     text = line.strip()
-    return text.startswith(("Godot Engine v", "OpenGL ES", "At: ")) or not text
+    return not _WHY.search(text) or bool(_STARTUP_PROBE.search(text))
 
 
 def _frames(reply: dict[str, Any], count: int) -> list[dict[str, Any]]:

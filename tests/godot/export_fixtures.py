@@ -1,10 +1,14 @@
-"""Small Godot 3 projects for the export tests (nodes and scripts only: nothing to import)."""
+"""Small projects for the export tests, in the running test's engine's format (Godot 3 when a
+test does not run per engine): nodes and scripts only, nothing to import."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
+
+from tests.support import engines
 
 PROJECT_GODOT = """\
 ; Engine configuration file.
@@ -78,22 +82,99 @@ EXPORT_PRESETS = (
 )
 
 
-def make_project(directory: Path) -> Path:
-    """Write a minimal Godot 3 project with the presets "Linux/X11" and "Pack"."""
+PROJECT_GODOT4 = """\
+; Engine configuration file.
+config_version=5
+
+[application]
+
+config/name="Export Test"
+run/main_scene="res://main.tscn"
+config/features=PackedStringArray("4.6", "GL Compatibility")
+
+[rendering]
+
+renderer/rendering_method="gl_compatibility"
+"""
+
+MAIN_TSCN4 = """\
+[gd_scene load_steps=2 format=3]
+
+[ext_resource type="Script" path="res://main.gd" id="1_main"]
+
+[node name="Main" type="Node2D"]
+script = ExtResource("1_main")
+
+[node name="Label" type="Label" parent="."]
+text = "hello"
+"""
+
+_PRESET4 = """\
+[preset.{index}]
+
+name="{name}"
+platform="Linux"
+runnable={runnable}
+dedicated_server=false
+custom_features=""
+export_filter="all_resources"
+include_filter="*.dat, *.txt"
+exclude_filter=""
+export_path="{export_path}"
+encryption_include_filters=""
+encryption_exclude_filters=""
+encrypt_pck=false
+encrypt_directory=false
+
+[preset.{index}.options]
+
+custom_template/debug=""
+custom_template/release=""
+debug/export_console_wrapper=0
+binary_format/embed_pck=false
+texture_format/s3tc_bptc=true
+texture_format/etc2_astc=false
+binary_format/architecture="x86_64"
+"""
+
+EXPORT_PRESETS4 = (
+    _PRESET4.format(
+        index=0,
+        name="Linux/X11",
+        runnable="true",
+        export_path="build/game.x86_64",
+    )
+    + "\n"
+    + _PRESET4.format(index=1, name="Pack", runnable="false", export_path="build/game.pck")
+)
+
+
+def engine_major() -> int:
+    """The running test's engine, or 3 for a test that does not run per engine."""
+    try:
+        return engines.current().major
+    except RuntimeError:
+        return 3
+
+
+def make_project(directory: Path, major: int | None = None) -> Path:
+    """Write a minimal project with the presets "Linux/X11" and "Pack" (for engine ``major``,
+    by default the running test's)."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "project.godot").write_text(PROJECT_GODOT)
+    godot4 = (major or engine_major()) == 4
+    (directory / "project.godot").write_text(PROJECT_GODOT4 if godot4 else PROJECT_GODOT)
     (directory / "main.gd").write_text(MAIN_GD)
-    (directory / "main.tscn").write_text(MAIN_TSCN)
-    (directory / "export_presets.cfg").write_text(EXPORT_PRESETS)
+    (directory / "main.tscn").write_text(MAIN_TSCN4 if godot4 else MAIN_TSCN)
+    (directory / "export_presets.cfg").write_text(EXPORT_PRESETS4 if godot4 else EXPORT_PRESETS)
     return directory
 
 
-def make_big_project(directory: Path, mb: int) -> Path:
+def make_big_project(directory: Path, mb: int, major: int | None = None) -> Path:
     """A project plus ``mb`` MiB of non-imported ``data/*.dat`` files the presets pack.
 
     The pack stores files uncompressed, so the bytes are cheap pseudo-random blocks.
     """
-    make_project(directory)
+    make_project(directory, major)
     data = directory / "data"
     data.mkdir(exist_ok=True)
     block = os.urandom(1 << 20)
@@ -113,3 +194,12 @@ def sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+# Godot 3 writes an output as <name>.tmp and renames it; Godot 4 as <name>-XXXXXX (mkstemp).
+_PARTIAL = re.compile(r".+\.tmp|.+\.(?:pck|x86_64|zip|apk|exe)-[A-Za-z0-9]{6}")
+
+
+def is_partial(name: str) -> bool:
+    """Whether ``name`` is an output Godot is still writing (either engine's naming)."""
+    return _PARTIAL.fullmatch(name) is not None

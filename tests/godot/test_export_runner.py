@@ -29,15 +29,14 @@ from godot_mcp.godot.presets import (
     read_presets,
 )
 from godot_mcp.godot.templates import install_debian_templates
-from tests.godot.export_fixtures import make_big_project, make_project, sha256
+from tests.godot.export_fixtures import is_partial, make_big_project, make_project, sha256
+from tests.support import engines
+from tests.support.engines import Engine
 from tests.support.trees import tree_digest
 
-GODOT = shutil.which("godot3-server")
-needs_godot = pytest.mark.skipif(
-    GODOT is None,
-    reason="SKIPPED LOUDLY: godot3-server is not installed (apt-get install godot3-server); "
-    "the real-Godot export tests cannot run",
-)
+# Real exports run per engine (the engine fixture fails in CI, skips loudly elsewhere, when the
+# engine is absent).
+needs_godot = pytest.mark.usefixtures("engine")
 BIG_MB = 384
 
 
@@ -52,9 +51,9 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def big_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    base = tmp_path_factory.mktemp("big")
-    yield make_big_project(base / "project", BIG_MB)
+def big_project(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[Path]:
+    base = tmp_path_factory.mktemp(f"big-{engine.name}")
+    yield make_big_project(base / "project", BIG_MB, engine.major)
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -62,11 +61,13 @@ def runner_for(tmp_path: Path, templates: bool = False) -> ExportRunner:
     """A runner with a private XDG_DATA_HOME, holding Debian-made templates if asked."""
     data_home = tmp_path / "data"
     data_home.mkdir(exist_ok=True)
-    if templates and install_debian_templates(data_home) is None:
-        pytest.skip("SKIPPED LOUDLY: godot3-runner is not installed, no templates to link")
+    engine = engines.current()
+    if templates:
+        engine.install_templates(data_home)
     env = {**os.environ, "XDG_DATA_HOME": str(data_home)}
-    assert GODOT is not None
-    return ExportRunner(GODOT, tmp_path / "work", env=env)
+    godot = shutil.which(engine.headless)
+    assert godot is not None
+    return ExportRunner(godot, tmp_path / "work", env=env, godot_major=engine.major)
 
 
 def start(
@@ -204,12 +205,10 @@ async def test_full_export_writes_binary_and_pack(tmp_path: Path, project: Path)
     binary, pack = (path for _, path in job.outputs)
     assert os.access(binary, os.X_OK) and binary.stat().st_size > 1_000_000
     assert b"res://main.tscn" in pack.read_bytes()
-    assert not list(job.out_dir.glob("*.tmp"))
-    templates = tmp_path / "data/godot/templates/3.2.3.stable"
-    assert sorted(p.name for p in templates.iterdir()) == [
-        "linux_x11_64_debug",
-        "linux_x11_64_release",
-    ]
+    assert not [f for f in job.out_dir.iterdir() if is_partial(f.name)]
+    engine = engines.current()
+    templates = tmp_path / "data/godot" / engine.template_dir
+    assert sorted(p.name for p in templates.iterdir()) == sorted(engine.template_names)
     assert not (tmp_path / "data/godot/app_userdata").exists()
     job.cleanup()
     assert tree_digest(project) == before
@@ -299,15 +298,16 @@ _CRASHING_OWNER = """
 import sys, time
 from pathlib import Path
 from godot_mcp.godot.export import ExportRunner, leftovers
+from tests.godot.export_fixtures import is_partial
 from godot_mcp.godot.presets import expected_outputs, find_preset, project_name, read_presets
 
 project, work_root = Path(sys.argv[1]), Path(sys.argv[2])
 preset = find_preset(read_presets(project), "Pack")
-job = ExportRunner(sys.argv[3], work_root).start(
+job = ExportRunner(sys.argv[3], work_root, godot_major=int(sys.argv[4])).start(
     project, preset, "pack", "orphan", expected_outputs(project_name(project), preset, "pack"))
 print(job.pid, flush=True)
 deadline = time.monotonic() + 30
-while not any(p.name.endswith(".tmp") for p in leftovers(job.work_dir)):
+while not any(is_partial(p.name) for p in leftovers(job.work_dir)):
     assert time.monotonic() < deadline and job.poll() == "running"
     time.sleep(0.02)
 print("partial", flush=True)
@@ -323,10 +323,12 @@ def read_line(proc: subprocess.Popen[str], timeout: float) -> str:
 
 
 @pytest.fixture
-def owner(tmp_path: Path, big_project: Path) -> Iterator[subprocess.Popen[str]]:
-    assert GODOT is not None
+def owner(tmp_path: Path, big_project: Path, engine: Engine) -> Iterator[subprocess.Popen[str]]:
+    godot = shutil.which(engine.headless)
+    assert godot is not None
+    work = str(tmp_path / "work")
     proc = subprocess.Popen(  # type: ignore[call-overload]
-        [sys.executable, "-c", _CRASHING_OWNER, str(big_project), str(tmp_path / "work"), GODOT],
+        [sys.executable, "-c", _CRASHING_OWNER, str(big_project), work, godot, str(engine.major)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).parents[2],
@@ -353,7 +355,7 @@ def test_kill_9_of_the_owner_kills_godot_and_leaves_partial_files(
     (work_dir,) = work_dirs(tmp_path / "work")
     assert work_dir.name == "orphan"
     left = leftovers(work_dir)
-    assert any(p.suffix == ".tmp" for p in left)
+    assert any(is_partial(p.name) for p in left)
     assert work_dir / "log.txt" in left
     assert all(p.is_relative_to(work_dir) and "snapshot" not in p.parts for p in left)
 

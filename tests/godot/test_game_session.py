@@ -285,6 +285,11 @@ async def test_a_scene_that_fails_to_load_is_reported_not_hung(
             await runner.start(demo_project, mode="headless", scene=scene)
     assert isinstance(caught.value, GameFailed)
     assert expected in caught.value.message and scene in caught.value.message
+    # Only the engine's errors explain a failed load, never its start-up lines.
+    for noise in ("Godot Engine", "OpenGL", "V-Sync", "Vulkan", "Using Device"):
+        assert noise not in caught.value.message, caught.value.message
+    if contents is None:
+        assert caught.value.message.startswith(f"scene {scene} does not exist"), caught.value
     assert runner.sessions == []
 
 

@@ -1,7 +1,8 @@
-"""godot/verify.py against real Godot 3.2.3 exports and synthetic Godot 4 packs and zips.
+"""godot/verify.py against real exports of each engine and synthetic Godot 4 packs and zips.
 
-The real outputs are exported once per module with ``godot3-server`` (Debian's
-``godot3-runner`` as the Linux template) from a copy of examples/demo plus an "Embed" preset.
+The real outputs are exported once per module and engine by its headless Godot (Debian's
+``godot3-runner``, or Godot 4's ``godot-template-release``/``-debug``, as the Linux templates)
+from a copy of the engine's demo project plus an "Embed" preset.
 Corruptions are applied to private copies; every check asserts the exact message.
 """
 
@@ -21,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.templates import install_debian_templates
 from godot_mcp.godot.verify import (
     OutputInvalid,
     verify_binary,
@@ -29,7 +29,7 @@ from godot_mcp.godot.verify import (
     verify_pack,
     verify_zip,
 )
-from tests.godot.conftest import DEMO
+from tests.support.engines import Engine
 
 MAGIC = 0x43504447
 CHUNK = 1 << 20
@@ -59,6 +59,35 @@ texture_format/s3tc=true
 texture_format/etc=false
 texture_format/etc2=false
 texture_format/no_bptc_fallbacks=true
+"""
+
+
+EMBED_PRESET4 = """
+[preset.2]
+
+name="Embed"
+platform="Linux"
+runnable=false
+dedicated_server=false
+custom_features=""
+export_filter="all_resources"
+include_filter=""
+exclude_filter=""
+export_path="build/embed.x86_64"
+encryption_include_filters=""
+encryption_exclude_filters=""
+encrypt_pck=false
+encrypt_directory=false
+
+[preset.2.options]
+
+custom_template/debug=""
+custom_template/release=""
+debug/export_console_wrapper=0
+binary_format/embed_pck=true
+texture_format/s3tc_bptc=true
+texture_format/etc2_astc=false
+binary_format/architecture="x86_64"
 """
 
 
@@ -93,20 +122,16 @@ class Exports:
 
 
 @pytest.fixture(scope="module")
-def exports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exports]:
-    require_godot("godot3-server", "godot3-runner")
-    godot = shutil.which("godot3-server")
-    assert godot is not None
-    base = tmp_path_factory.mktemp("verify")
-    project = base / "demo"
-    shutil.copytree(DEMO, project)
+def exports(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[Exports]:
+    base = tmp_path_factory.mktemp(f"verify-{engine.name}")
+    project = engine.copy_demo(base / "demo")
     presets = project / "export_presets.cfg"
-    presets.write_text(presets.read_text() + EMBED_PRESET)
+    embed = EMBED_PRESET
+    if engine.major == 4:
+        embed = EMBED_PRESET4
+    presets.write_text(presets.read_text() + embed)
     data = base / "xdg" / "data"
-    template_dir = install_debian_templates(data)
-    if template_dir is None:
-        require_godot("godot3-runner")
-    assert template_dir is not None
+    template_dir = engine.install_templates(data)
     env = {
         **os.environ,
         "XDG_DATA_HOME": str(data),
@@ -114,15 +139,16 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exports]:
         "XDG_CACHE_HOME": str(base / "xdg" / "cache"),
     }
     out = base / "out"
+    release = "--export" if engine.major == 3 else "--export-release"
     jobs = [
         ("--export-pack", "Pack", out / "pack" / "demo.pck"),
-        ("--export", "Linux/X11", out / "plain" / "demo.x86_64"),
-        ("--export", "Embed", out / "embed" / "embed.x86_64"),
+        (release, "Linux/X11", out / "plain" / "demo.x86_64"),
+        (release, "Embed", out / "embed" / "embed.x86_64"),
     ]
     for flag, preset, target in jobs:
         target.parent.mkdir(parents=True)
         done = subprocess.run(
-            [godot, "--path", str(project), flag, preset, str(target)],
+            [*engine.headless_argv(), "--path", str(project), flag, preset, str(target)],
             env=env,
             capture_output=True,
             timeout=300,
@@ -130,7 +156,7 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exports]:
         )
         assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
         assert target.is_file(), done.stdout.decode(errors="replace")[-2000:]
-    templates = [template_dir / "linux_x11_64_release", template_dir / "linux_x11_64_debug"]
+    templates = [template_dir / name for name in engine.template_names]
     scratch = base / "scratch"
     scratch.mkdir()
     yield Exports(

@@ -165,6 +165,7 @@ def test_the_typescript_sdk_lists_reads_pages_and_validates(tmp_path, transport)
 
 
 @pytest.mark.godot
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_typescript_sdk_drives_a_game_and_an_export(tmp_path, transport) -> None:
     node = require_ts_sdk()

@@ -13,6 +13,7 @@ from PIL import Image, ImageChops, ImageStat
 
 from tests.mcp.conftest import Connect
 from tests.runtime.conftest import copy_demo, require_godot
+from tests.support.engines import Engine
 from tests.support.servers import stdio_client
 from tests.support.trees import tree_digest
 
@@ -39,9 +40,14 @@ async def fetch(client, artifact: dict, chunk: int = 40_000) -> bytes:
     return bytes(data)
 
 
-async def test_a_windowed_session_captures_a_screenshot_and_a_recording(game_connect: Connect):
+async def test_a_windowed_session_captures_a_screenshot_and_a_recording(
+    game_connect: Connect, engine: Engine
+):
     with anyio.fail_after(120):
         async with game_connect() as c:
+            godot = (await ok(c, "server.profile"))["godot"]
+            assert godot["major"] == engine.major
+            assert godot["version"].startswith({3: "3.2.3.", 4: "4.6.3."}[engine.major])
             session = (await ok(c, "runtime.session.start"))["session"]
             assert (session["mode"], session["state"]) == ("windowed", "running")
             shot_answer = await c.call_tool(

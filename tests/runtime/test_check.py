@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from godot_mcp.godot import check, tree
 from tests.mcp.conftest import Connect, transport_factory
 from tests.runtime.conftest import require_godot
 from tests.runtime.test_captures import ok
+from tests.support import engines
 from tests.support.procs import cmdline
 from tests.support.servers import ServedProject, serve_project, stdio_client
 
@@ -70,11 +72,12 @@ SLOW_GLOBAL = "extends Node\n\nvar score := 1\n\nfunc _init():\n\tOS.delay_msec(
 
 
 def make(root: Path, files: dict[str, str], project: str = PROJECT) -> Path:
+    engine = engines.current()
     root.mkdir(parents=True)
-    (root / "project.godot").write_text(project)
+    (root / "project.godot").write_text(engine.port(project))
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+        (root / name).write_text(engine.port(text))
     return root
 
 
@@ -228,7 +231,8 @@ async def test_a_check_past_its_time_limit_ends_with_its_process_group(tmp_path)
     require_godot("godot3-server", "bwrap")
     project = make(tmp_path / "slow", {**CLEAN, "global.gd": SLOW_GLOBAL.format(ms=60_000)})
     plan = tree.plan(project)
-    job = check.Check("godot3-server", 3, tmp_path / "work", project)
+    engine = engines.current()
+    job = check.Check(shutil.which(engine.headless) or "", engine.major, tmp_path / "work", project)
     job.prepare(plan, check.select(plan, None))
     job.launch()
     started = time.monotonic()

@@ -14,6 +14,7 @@ from tests.godot.export_fixtures import make_big_project, make_project
 from tests.runtime.conftest import require_godot
 from tests.runtime.test_captures import fetch, ok
 from tests.runtime.test_exports import run_export
+from tests.support import engines
 from tests.support.disks import fill, tmpfs
 from tests.support.servers import serve_project, stdio_client
 
@@ -198,6 +199,20 @@ func _export_begin(features, is_debug, path, flags):
 \t\t\tprint("STOLE ", secret)
 """
 
+EXPORT_PLUGIN4 = """\
+@tool
+extends EditorExportPlugin
+func _get_name():
+\treturn "x"
+func _export_begin(features, is_debug, path, flags):
+\tvar state = path.get_base_dir().get_base_dir().get_base_dir().get_base_dir()
+\tfor secret in [state + "/store.db", "/etc/shadow", "/etc/passwd"]:
+\t\tvar f = FileAccess.open(secret, FileAccess.READ)
+\t\tif f != null:
+\t\t\tadd_file("res://stolen/" + secret.get_file(), f.get_buffer(f.get_length()), false)
+\t\t\tprint("STOLE ", secret)
+"""
+
 
 def _png() -> bytes:
     import zlib
@@ -224,21 +239,27 @@ async def test_project_code_and_import_remaps_see_nothing_outside_the_copy(tmp_p
 
     project = make_project(tmp_path / "project")
     with open(project / "project.godot", "a") as f:
-        f.write('\n[editor_plugins]\n\nenabled=PoolStringArray( "x" )\n')
+        godot4 = engines.current().major == 4
+        enabled = 'PoolStringArray( "x" )'
+        if godot4:
+            enabled = 'PackedStringArray("res://addons/x/plugin.cfg")'
+        f.write(f"\n[editor_plugins]\n\nenabled={enabled}\n")
     addon = project / "addons" / "x"
     addon.mkdir(parents=True)
     (addon / "plugin.cfg").write_text(
         '[plugin]\nname="x"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n'
     )
     (addon / "plugin.gd").write_text(
-        "tool\nextends EditorPlugin\nfunc _enter_tree():\n"
-        '\tadd_export_plugin(preload("res://addons/x/exp.gd").new())\n'
+        ("@tool" if godot4 else "tool")
+        + "\nextends EditorPlugin\nfunc _enter_tree():\n"
+        + '\tadd_export_plugin(preload("res://addons/x/exp.gd").new())\n'
     )
-    (addon / "exp.gd").write_text(EXPORT_PLUGIN)
+    (addon / "exp.gd").write_text(EXPORT_PLUGIN4 if godot4 else EXPORT_PLUGIN)
     (project / "x.png").write_bytes(_png())
     xdg = tmp_path / "xdg"
+    pack = ["--path", str(project), "--export-pack", "Pack", str(tmp_path / "f.pck")]
     subprocess.run(  # import x.png once, as the editor would
-        ["godot3-server", "--path", str(project), "--export-pack", "Pack", str(tmp_path / "f.pck")],
+        [*engines.current().headless_argv(), *pack],
         capture_output=True,
         timeout=120,
         env={**os.environ, **{f"XDG_{k}_HOME": str(xdg / k) for k in ("CONFIG", "CACHE", "DATA")}},

@@ -11,10 +11,10 @@ import anyio
 import pytest
 from mcp import MCPError
 
-from godot_mcp.godot.templates import install_debian_templates
-from tests.godot.export_fixtures import make_big_project
+from tests.godot.export_fixtures import is_partial, make_big_project
 from tests.runtime.conftest import copy_demo, require_godot
 from tests.runtime.test_captures import fetch, ok
+from tests.support import engines
 from tests.support.procs import children, cmdline, wait_gone
 from tests.support.servers import run_admin, serve_project, stdio_client
 from tests.support.trees import tree_digest
@@ -71,7 +71,7 @@ async def test_a_full_export_registers_binary_and_pack_together(tmp_path):
     project = copy_demo(tmp_path / "demo")
     before = tree_digest(project)
     data_home = tmp_path / "xdg-data"
-    assert install_debian_templates(data_home) is not None
+    engines.current().install_templates(data_home)
     with anyio.fail_after(180):
         async with stdio_client(
             project, tmp_path / "state", env={"XDG_DATA_HOME": str(data_home)}
@@ -192,13 +192,15 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
                 eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"][
                     "id"
                 ]
-                while not list((state / "exports" / eid / "out").glob("*.tmp")) and not list(
-                    (state / "exports" / eid / "xdg" / "cache").rglob("*tmp*")
+                out = state / "exports" / eid / "out"
+                cache = state / "exports" / eid / "xdg" / "cache"
+                while not [f for f in out.glob("*") if is_partial(f.name)] and not list(
+                    cache.rglob("*tmp*")
                 ):
                     await anyio.sleep(0.02)
                 server = _server_pid(state)
                 kids = children(server)
-                assert any("godot3-server" in cmdline(k) for k in kids)
+                assert any(engines.current().headless in cmdline(k) for k in kids)
                 os.kill(server, signal.SIGKILL)
                 await anyio.sleep(0.5)
         except (Exception, BaseExceptionGroup):

@@ -12,10 +12,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.templates import install_debian_templates
 from tests.runtime.conftest import copy_demo, require_godot
 from tests.runtime.test_captures import fetch, ok
 from tests.runtime.test_exports import run_export
+from tests.support import engines
 from tests.support.disks import tmpfs
 from tests.support.procs import children, zombies
 from tests.support.servers import http_client, make_tokens, run_admin, start_http, stdio_client
@@ -27,7 +27,7 @@ async def test_a_full_3_mib_disk_never_ends_the_server(tmp_path):
     require_godot("godot3", "godot3-server", "godot3-runner", "Xvfb")
     project = copy_demo(tmp_path / "demo")
     data_home = tmp_path / "xdg-data"
-    assert install_debian_templates(data_home) is not None
+    engines.current().install_templates(data_home)
     env = {"DISPLAY": "", "XDG_DATA_HOME": str(data_home)}
     with tmpfs(tmp_path / "disk", "3m") as disk, anyio.fail_after(240):
         state = disk / "state"
@@ -95,11 +95,12 @@ async def test_no_text_names_the_state_dir_its_parent_or_anything_below(tmp_path
     try:
         state = base / "state"
         project = copy_demo(tmp_path / "demo")
-        (project / "leaky.gd").write_text(PRINTS_ITS_PATHS)
-        (project / "leaky.tscn").write_text(
-            '[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://leaky.gd" '
-            'type="Script" id=1]\n\n[node name="Leaky" type="Node2D"]\nscript = ExtResource( 1 )\n'
-        )
+        leaky = PRINTS_ITS_PATHS
+        if engines.current().major == 4:
+            leaky = leaky.replace("PoolStringArray", "PackedStringArray")
+            leaky = leaky.replace('chain.join(" ; ")', '" ; ".join(chain)')
+        (project / "leaky.gd").write_text(leaky)
+        (project / "leaky.tscn").write_text(engines.current().scene("leaky.gd"))
         empty = tmp_path / "no-templates"
         empty.mkdir()
         env = {

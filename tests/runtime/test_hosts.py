@@ -12,9 +12,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from godot_mcp.edge.server import shipped_tools
-from godot_mcp.godot.templates import install_debian_templates
 from tests.godot.export_fixtures import make_big_project
 from tests.runtime.conftest import copy_demo, require_godot
+from tests.support import engines
 from tests.support.procs import children, zombies
 from tests.support.rawmcp import raw_session
 from tests.support.servers import make_tokens, run_admin, start_http, stdio_client
@@ -100,7 +100,7 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
     require_godot("godot3", "godot3-server", "godot3-runner", "Xvfb")
     project = copy_demo(tmp_path / "demo")
     data_home = tmp_path / "xdg-data"
-    assert install_debian_templates(data_home) is not None
+    engines.current().install_templates(data_home)
     env = {"DISPLAY": "", "XDG_DATA_HOME": str(data_home)}
     answers: dict[str, list[dict]] = {}
     with anyio.fail_after(180):

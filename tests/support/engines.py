@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -61,6 +62,10 @@ class Engine:
         assert found.major == self.major, found
         return dataclasses.replace(found, display=None)
 
+    def headless_argv(self) -> list[str]:
+        """The start of a headless command line (Godot 4 is its own binary with --headless)."""
+        return [self.headless, "--headless"] if self.major == 4 else [self.headless]
+
     def copy_demo(self, target: Path) -> Path:
         """A private copy of this engine's demo project."""
         shutil.copytree(self.demo, target)
@@ -81,6 +86,24 @@ class Engine:
             link.symlink_to(found)
         return target
 
+    def port(self, text: str) -> str:
+        """A Godot 3 fixture file (project, scene, resource or script) in this engine's
+        format and names: the small set of renames the fixtures need, not a converter."""
+        if self.major == 3:
+            return text
+        text = re.sub(r"^config_version=4$", "config_version=5", text, flags=re.M)
+        header = r"^(\[gd_(?:scene|resource)\b[^\]]*)format=2"
+        text = re.sub(header, r"\1format=3", text, flags=re.M)
+        text = re.sub(
+            r'\[ext_resource path="([^"]*)" type="([^"]*)" id=(\d+)\]',
+            r'[ext_resource type="\2" path="\1" id="\3"]',
+            text,
+        )
+        text = re.sub(r"ExtResource\( (\d+) \)", r'ExtResource("\1")', text)
+        for old, new in _RENAMES4:
+            text = text.replace(old, new)
+        return text
+
     def scene(self, script: str, root_type: str = "Node2D") -> str:
         """A scene of one ``root_type`` node running ``res://{script}``."""
         if self.major == 3:
@@ -95,6 +118,15 @@ class Engine:
             f'[node name="Root" type="{root_type}"]\nscript = ExtResource("1_s")\n'
         )
 
+
+# Godot 3 names the fixtures use, and Godot 4's.
+_RENAMES4 = (
+    ("extends Reference", "extends RefCounted"),
+    ('type="Sprite"', 'type="Sprite2D"'),
+    ('type="Texture"', 'type="Texture2D"'),
+    ("PoolStringArray", "PackedStringArray"),
+    ("margin_", "offset_"),
+)
 
 GODOT3 = Engine(
     major=3,
