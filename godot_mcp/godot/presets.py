@@ -1,10 +1,25 @@
 """Export presets of a Godot project, and the file names an export writes.
 
 ``export_presets.cfg`` and ``project.godot`` are Godot ``ConfigFile`` text: ``[section]``
-headers, ``key=value`` lines, ``;`` comments. Values are Godot ``Variant`` literals and may span
-several lines. The reader here understands quoted strings with escapes, ``true``/``false``/
-``null``, numbers, ``[...]`` arrays, ``{...}`` dictionaries and constructor calls such as
-``PoolStringArray( "a" )`` (read as a tuple: the constructor's name, then its arguments).
+headers, ``key=value`` lines, ``;`` comments. Values are Godot ``Variant`` literals as Godot 3
+and Godot 4 write them, and may span many lines. ``parse_config`` reads them as:
+
+* ``"text"`` (escapes, embedded newlines) as ``str``; ``&"name"`` as ``StringName``,
+  ``NodePath("a/b")`` and ``^"a/b"`` as ``NodePath``, both ``str`` subclasses;
+* ``true``/``false``, ``null``, ints, floats (``0.5``, ``-1e+06``, ``inf``, ``-inf``, ``nan``);
+* ``[...]`` as ``list`` and ``{...}`` as ``dict`` (a key Python cannot hash, such as a list,
+  becomes its ``repr``); Godot 4.4's typed ``Array[int]([1])`` and
+  ``Dictionary[String, int]({...})`` as ``TypedArray`` / ``TypedDictionary``, a list or dict
+  that also carries its types;
+* ``Object(InputEventKey,"device":0,...)`` as ``GodotObject``: the class and its properties;
+* any other constructor (``Vector2( 1, 2 )``, ``PackedStringArray("a")``, ``ExtResource("1_a")``,
+  ``Resource("res://x.tres")``) as ``Constructed``, a tuple of the name then the arguments:
+  ``("Vector2", 1, 2)``. The rare ``#ff8000`` colour literal gives ``("Color", "#ff8000")``.
+
+Strings unescape as Godot's own reader does: ``\\n \\t \\r \\b \\f``, ``\\uXXXX`` (UTF-16 pairs
+joined), ``\\UXXXXXX``; any other escaped character stands for itself (Godot 3.2.3 reads ``\\a``
+as ``a``). A section's name is its header's text (``[preset.0.options]``); ``parse_tag`` splits a
+resource-style one (``[gd_scene load_steps=2 format=3]``) into its tag and fields.
 
 Errors::
 
@@ -12,7 +27,7 @@ Errors::
      ├── PresetsMissing      the project has no export_presets.cfg (or it is unreadable)
      ├── PresetsInvalid      export_presets.cfg is not a ConfigFile / a preset has no name
      └── UnknownPreset       no preset of that name; ``.known`` lists the names there are
-    ConfigSyntaxError(ValueError)   any ConfigFile text that does not parse
+    ConfigSyntaxError(ValueError)   any ConfigFile text that does not parse; ``.line`` says where
 
 Output naming (``expected_outputs``), verified with Godot 3.2.3 on Linux:
 
@@ -37,187 +52,419 @@ names; the caller passes the first one to Godot as the output path.
 from __future__ import annotations
 
 import errno
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from godot_mcp.godot import tree
 
-_ESCAPES = {
-    "n": "\n",
-    "t": "\t",
-    "r": "\r",
-    '"': '"',
-    "\\": "\\",
-    "'": "'",
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "v": "\v",
-}
-
 
 class ConfigSyntaxError(ValueError):
-    """The text could not be parsed as a Godot ConfigFile."""
+    """The text could not be parsed as a Godot ConfigFile; ``line`` (from 1) says where."""
+
+    def __init__(self, line: int, what: str) -> None:
+        super().__init__(f"line {line}: {what}")
+        self.line = line
+        self.what = what
+
+    def __reduce__(self) -> tuple[type[ConfigSyntaxError], tuple[int, str]]:
+        return type(self), (self.line, self.what)
+
+
+class StringName(str):
+    """A ``&"name"`` literal: compares and hashes as the plain string."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"StringName({str.__repr__(self)})"
+
+
+class NodePath(str):
+    """A ``NodePath("a/b")`` (or ``^"a/b"``) literal: compares and hashes as the plain string."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"NodePath({str.__repr__(self)})"
+
+
+class Constructed(tuple[object, ...]):
+    """A constructor literal such as ``Vector2( 1, 2 )``: the tuple ``("Vector2", 1, 2)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, name: str, *args: object) -> Constructed:
+        return super().__new__(cls, (name, *args))
+
+    def __getnewargs__(self) -> tuple[object, ...]:
+        return tuple(self)
+
+    @property
+    def name(self) -> str:
+        """The constructor's name: ``Vector2``, ``PackedStringArray``, ``ExtResource``..."""
+        name = self[0]
+        assert isinstance(name, str)
+        return name
+
+    @property
+    def args(self) -> tuple[object, ...]:
+        """The constructor's arguments, parsed as values."""
+        return self[1:]
+
+    def __repr__(self) -> str:
+        return f"Constructed({', '.join(map(repr, self))})"
+
+
+TypeName = str | Constructed
+"""A typed container's type: a name (``int``, ``Node``) or a script (``ExtResource("1_a")``)."""
+
+
+@dataclass(frozen=True)
+class GodotObject:
+    """``Object(InputEventKey,"device":0,...)``: an object stored by value."""
+
+    class_name: str
+    properties: dict[str, object]
+
+
+class TypedArray(list[object]):
+    """``Array[int]([1, 2])``: a list (equal to the plain one) that knows its element type."""
+
+    def __init__(self, element_type: TypeName, items: Iterable[object] = ()) -> None:
+        super().__init__(items)
+        self.element_type = element_type
+
+
+class TypedDictionary(dict[object, object]):
+    """``Dictionary[String, int]({...})``: a dict (equal to the plain one) knowing its types."""
+
+    def __init__(
+        self, key_type: TypeName, value_type: TypeName, items: dict[object, object] | None = None
+    ) -> None:
+        super().__init__(items or {})
+        self.key_type = key_type
+        self.value_type = value_type
+
+
+_MAX_DEPTH = 128
+_SKIP = re.compile(r"(?:[\x00-\x20]+|;[^\n]*)*")  # Godot: every char <= ' ' is blank
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?")
+_NEG_INF = re.compile(r"-inf(?:\.0)?(?![A-Za-z0-9_])")  # Godot 3.2.3 writes -INF as "-inf.0"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLAIN = re.compile(r'[^"\\]+')
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+_COLOR = re.compile(r"#[0-9A-Fa-f]*")
+_HEADER = re.compile(r'\[((?:[^\]"\\]|\\.|"(?:[^"\\]|\\.)*")*)\]', re.DOTALL)
+_KEY = re.compile(r"([^=\n]*)=")
+_TAG = re.compile(r"[^\x00-\x20=]+")
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}
+_WORDS: dict[str, object] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "nil": None,
+    "inf": math.inf,
+    "inf_neg": -math.inf,
+    "nan": math.nan,
+}
 
 
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
 
-    def error(self, what: str) -> ConfigSyntaxError:
-        line = self.text.count("\n", 0, self.pos) + 1
-        return ConfigSyntaxError(f"line {line}: {what}")
+    # --- reading ---------------------------------------------------------------------------
+
+    def error(self, what: str, at: int | None = None) -> ConfigSyntaxError:
+        pos = self.pos if at is None else at
+        return ConfigSyntaxError(self.text.count("\n", 0, pos) + 1, what)
 
     def peek(self) -> str:
-        return self.text[self.pos] if self.pos < len(self.text) else ""
+        return self.text[self.pos : self.pos + 1]
 
-    def skip_ws(self, newlines: bool = True) -> None:
-        while self.pos < len(self.text):
-            c = self.text[self.pos]
-            if c in " \t\r" or (newlines and c == "\n"):
-                self.pos += 1
-            else:
-                return
+    def found(self) -> str:
+        c = self.peek()
+        return repr(c) if c else "the end of the text"
 
-    def skip_line(self) -> None:
-        end = self.text.find("\n", self.pos)
-        self.pos = len(self.text) if end < 0 else end + 1
+    def skip(self) -> str:
+        """Past blanks and ``;`` comments; the next character, "" at the end."""
+        match = _SKIP.match(self.text, self.pos)
+        assert match is not None
+        self.pos = match.end()
+        return self.peek()
+
+    def take(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        match = pattern.match(self.text, self.pos)
+        if match:
+            self.pos = match.end()
+        return match
+
+    def expect(self, char: str) -> None:
+        if self.skip() != char:
+            raise self.error(f"expected {char!r}, found {self.found()}")
+        self.pos += 1
+
+    def identifier(self, what: str) -> str:
+        self.skip()
+        match = self.take(_IDENT)
+        if match is None:
+            raise self.error(f"expected {what}, found {self.found()}")
+        return match.group()
+
+    # --- the file ----------------------------------------------------------------------------
 
     def parse(self) -> dict[str, dict[str, object]]:
         sections: dict[str, dict[str, object]] = {"": {}}
         current = sections[""]
-        while True:
-            self.skip_ws()
-            c = self.peek()
-            if not c:
-                return sections
-            if c in ";#":
-                self.skip_line()
+        while c := self.skip():
+            if c == "#":
+                end = self.text.find("\n", self.pos)
+                self.pos = len(self.text) if end < 0 else end + 1
             elif c == "[":
-                end = self.text.find("]", self.pos)
-                if end < 0:
-                    raise self.error("unterminated section header")
-                name = self.text[self.pos + 1 : end].strip()
-                current = sections.setdefault(name, {})
-                self.pos = end + 1
+                current = sections.setdefault(self.header(), {})
             else:
-                eq = self.text.find("=", self.pos)
-                nl = self.text.find("\n", self.pos)
-                if eq < 0 or (0 <= nl < eq):
-                    raise self.error("expected key=value")
-                key = self.text[self.pos : eq].strip()
-                if key.startswith('"') and key.endswith('"') and len(key) >= 2:
-                    key = key[1:-1]
-                self.pos = eq + 1
-                self.skip_ws(newlines=False)
+                key = self.key()
                 current[key] = self.value()
+        return sections
+
+    def header(self) -> str:
+        match = self.take(_HEADER)
+        if match is None:
+            raise self.error("unterminated section header")
+        return match.group(1).strip()
+
+    def key(self) -> str:
+        if self.peek() == '"':
+            key = self.string()
+            self.expect("=")
+            return key
+        match = self.take(_KEY)
+        if match is None:
+            raise self.error("expected key=value")
+        return match.group(1).strip()
+
+    def tag(self) -> tuple[str, dict[str, object]]:
+        self.skip()
+        name = self.take(_TAG)
+        if name is None:
+            raise self.error(f"expected a tag name, found {self.found()}")
+        fields: dict[str, object] = {}
+        while self.skip():
+            field = self.identifier("a field name")
+            self.expect("=")
+            fields[field] = self.value()
+        return name.group(), fields
+
+    # --- values ------------------------------------------------------------------------------
 
     def value(self) -> object:
-        self.skip_ws()
-        c = self.peek()
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.error(f"values nested more than {_MAX_DEPTH} deep")
+        value = self.one_value()
+        self.depth -= 1
+        return value
+
+    def one_value(self) -> object:
+        c = self.skip()
         if c == '"':
             return self.string()
-        if c == "[":
-            return self.sequence("[", "]")
-        if c == "{":
-            return self.mapping()
-        start = self.pos
-        while self.pos < len(self.text) and (
-            self.text[self.pos].isalnum() or self.text[self.pos] in "_.+-"
-        ):
+        if c in ("&", "@", "^") and self.text.startswith('"', self.pos + 1):
             self.pos += 1
-        word = self.text[start : self.pos]
-        if not word:
-            raise self.error(f"unexpected character {c!r}")
-        self.skip_ws(newlines=False)
-        if self.peek() == "(":
-            return (word, *self.sequence("(", ")"))
-        return _scalar(word)
+            return NodePath(self.string()) if c == "^" else StringName(self.string())
+        if c == "[":
+            self.pos += 1
+            return self.items("]")
+        if c == "{":
+            self.pos += 1
+            return self.mapping()
+        if c == "#":
+            color = self.take(_COLOR)
+            assert color is not None
+            return Constructed("Color", color.group())
+        if c == "-" or "0" <= c <= "9":
+            return self.number()
+        start = self.pos
+        word = self.take(_IDENT)
+        if word is None:
+            raise self.error(f"expected a value, found {self.found()}")
+        return self.word(word.group(), start)
+
+    def number(self) -> float | int:
+        if self.take(_NEG_INF):
+            return -math.inf
+        match = self.take(_NUMBER)
+        if match is None:
+            raise self.error("expected a number after '-'")
+        text = match.group()
+        if match.group(1) is not None or match.group(2) is not None:
+            return float(text)
+        try:
+            return int(text)
+        except ValueError:  # Python refuses ints of more than 4300 digits
+            raise self.error("integer too long") from None
+
+    def word(self, name: str, start: int) -> object:
+        if name in _WORDS:
+            return _WORDS[name]
+        after = self.skip()
+        if after == "(":
+            self.pos += 1
+            return self.object() if name == "Object" else self.constructed(name)
+        if after == "[" and name in ("Array", "Dictionary"):
+            self.pos += 1
+            return self.typed_array() if name == "Array" else self.typed_dictionary()
+        raise self.error(f"unexpected identifier {name!r}", at=start)
 
     def string(self) -> str:
+        start = self.pos
         self.pos += 1
         out: list[str] = []
+        lead = 0  # a \u escape's UTF-16 lead surrogate, waiting for its trail
         while True:
-            if self.pos >= len(self.text):
-                raise self.error("unterminated string")
-            c = self.text[self.pos]
+            plain = self.take(_PLAIN)
+            c = self.peek()
+            if (plain or c == '"') and lead:
+                raise self.error("unpaired UTF-16 surrogate in string")
+            if plain:
+                out.append(plain.group())
+            if not c:
+                raise self.error("unterminated string", at=start)
             self.pos += 1
             if c == '"':
                 return "".join(out)
-            if c != "\\":
-                out.append(c)
+            code = self.escape(start)
+            if 0xD800 <= code < 0xDC00 and not lead:
+                lead = code
                 continue
-            e = self.text[self.pos : self.pos + 1]
-            self.pos += 1
-            if e == "u":
-                code = self.text[self.pos : self.pos + 4]
-                try:
-                    out.append(chr(int(code, 16)))
-                except ValueError:
-                    raise self.error("bad \\u escape") from None
-                self.pos += 4
-            else:
-                out.append(_ESCAPES.get(e, e))
+            if 0xDC00 <= code < 0xE000 and lead:
+                code, lead = 0x10000 + ((lead - 0xD800) << 10) + (code - 0xDC00), 0
+            elif lead or 0xD800 <= code < 0xE000:
+                raise self.error("unpaired UTF-16 surrogate in string")
+            out.append(chr(code))
 
-    def sequence(self, open_: str, close: str) -> list[object]:
+    def escape(self, start: int) -> int:
+        """The code point of the escape after a backslash."""
+        e = self.peek()
+        if not e:
+            raise self.error("unterminated string", at=start)
         self.pos += 1
+        if e not in ("u", "U"):
+            return ord(_ESCAPES.get(e, e))
+        width = 4 if e == "u" else 6
+        digits = self.text[self.pos : self.pos + width]
+        if len(digits) != width or not _HEX.fullmatch(digits) or int(digits, 16) > 0x10FFFF:
+            raise self.error(f"malformed \\{e} escape in string")
+        self.pos += width
+        return int(digits, 16)
+
+    def after_item(self, close: str) -> None:
+        """Past the ',' that follows an item, or at ``close``."""
+        c = self.skip()
+        if c == ",":
+            self.pos += 1
+        elif c != close:
+            raise self.error(f"expected ',' or {close!r}, found {self.found()}")
+
+    def items(self, close: str) -> list[object]:
         items: list[object] = []
-        while True:
-            self.skip_ws()
-            if self.peek() == close:
-                self.pos += 1
-                return items
-            if not self.peek():
-                raise self.error(f"unterminated {open_}")
+        while self.skip() != close:
             items.append(self.value())
-            self.skip_ws()
-            if self.peek() == ",":
-                self.pos += 1
+            self.after_item(close)
+        self.pos += 1
+        return items
 
     def mapping(self) -> dict[object, object]:
-        self.pos += 1
         out: dict[object, object] = {}
-        while True:
-            self.skip_ws()
-            if self.peek() == "}":
-                self.pos += 1
-                return out
-            if not self.peek():
-                raise self.error("unterminated {")
+        while self.skip() != "}":
             key = self.value()
-            self.skip_ws()
-            if self.peek() != ":":
-                raise self.error("expected ':' in dictionary")
-            self.pos += 1
-            val = self.value()
-            out[key if isinstance(key, str | int | float | bool) else repr(key)] = val
-            self.skip_ws()
-            if self.peek() == ",":
-                self.pos += 1
+            self.expect(":")
+            out[_dict_key(key)] = self.value()
+            self.after_item("}")
+        self.pos += 1
+        return out
+
+    def constructed(self, name: str) -> Constructed | NodePath:
+        start = self.pos
+        args = self.items(")")
+        if name != "NodePath":
+            return Constructed(name, *args)
+        if len(args) != 1 or not isinstance(args[0], str):
+            raise self.error("NodePath() takes one string", at=start)
+        return NodePath(args[0])
+
+    def object(self) -> GodotObject:
+        class_name = self.identifier("the object's class")
+        if self.skip() != ")":
+            self.expect(",")
+        properties: dict[str, object] = {}
+        while self.skip() != ")":
+            if self.peek() != '"':
+                raise self.error(f"expected a property name in quotes, found {self.found()}")
+            name = self.string()
+            self.expect(":")
+            properties[name] = self.value()
+            self.after_item(")")
+        self.pos += 1
+        return GodotObject(class_name, properties)
+
+    def type_name(self) -> TypeName:
+        name = self.identifier("a type")
+        if self.skip() != "(":
+            return name
+        self.pos += 1
+        return Constructed(name, *self.items(")"))
+
+    def typed_array(self) -> TypedArray:
+        element_type = self.type_name()
+        self.expect("]")
+        self.expect("(")
+        self.expect("[")
+        items = self.items("]")
+        self.expect(")")
+        return TypedArray(element_type, items)
+
+    def typed_dictionary(self) -> TypedDictionary:
+        key_type = self.type_name()
+        self.expect(",")
+        value_type = self.type_name()
+        self.expect("]")
+        self.expect("(")
+        self.expect("{")
+        items = self.mapping()
+        self.expect(")")
+        return TypedDictionary(key_type, value_type, items)
 
 
-def _scalar(word: str) -> object:
-    if word == "true":
-        return True
-    if word == "false":
-        return False
-    if word in ("null", "nil"):
-        return None
+def _dict_key(key: object) -> object:
     try:
-        return int(word)
-    except ValueError:
-        pass
-    try:
-        return float(word)
-    except ValueError:
-        return word
+        hash(key)
+    except TypeError:
+        return repr(key)
+    return key
 
 
 def parse_config(text: str) -> dict[str, dict[str, object]]:
-    """Parse ConfigFile text into ``{section: {key: value}}``."""
-    return _Parser(text).parse()
+    """Parse ConfigFile text into ``{section: {key: value}}`` (keys before any header under "").
+
+    ``ConfigSyntaxError``, with the line, for text Godot could not read either.
+    """
+    return _Parser(text.removeprefix("\ufeff")).parse()
+
+
+def parse_tag(section: str) -> tuple[str, dict[str, object]]:
+    """A section name split into its tag and fields.
+
+    ``gd_scene load_steps=2 format=3`` gives ``("gd_scene", {"load_steps": 2, "format": 3})``;
+    a ConfigFile name such as ``preset.0.options`` is all tag. ``ConfigSyntaxError`` when the
+    fields do not parse.
+    """
+    return _Parser(section).tag()
 
 
 def read_config(path: Path) -> dict[str, dict[str, object]]:
