@@ -172,6 +172,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             (dropped if only_engine_tests() else keep).append(item)
         else:
             (keep if major in wanted else dropped).append(item)
+            gap = item.get_closest_marker("godot4_gap")
+            if gap is not None and major == 4:
+                # Runs, and must fail: a known gap that starts passing is reported too.
+                reason = f"known Godot 4 gap: {gap.args[0]}"
+                item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep

@@ -7,7 +7,10 @@ in-process MCP client. Floors, taken on the same game in the same run: the bridg
 round trip (a no-op ``ping``), and that round trip plus the bridge's own walk of the tree
 (a ``tree`` command straight to the bridge). Goals: ``runtime.node.get``,
 ``runtime.input.send`` and ``runtime.log.read`` <= 1.5x the round trip;
-``runtime.scene.tree`` of the 1,000-node scene <= 2x its floor. Exits 1 when a goal is missed.
+``runtime.scene.tree`` of the 1,000-node scene <= 2x its floor; ``runtime.node.call`` <= 1.5x
+``runtime.node.get`` (a call is one bridge round trip too: no wait for late error lines).
+Exits 1 when a goal is missed. The project is written in the format of the Godot found
+(``GODOT_BIN`` or the usual names), 3 or 4.
 
 Each call, floors included, starts at a random point of the game's frame, as an agent's
 calls (seconds apart) do: back-to-back calls would measure whole frames only, since the
@@ -37,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from godot_mcp.app import open_app  # noqa: E402
 from godot_mcp.config import Settings  # noqa: E402
+from godot_mcp.godot.locate import locate_godot  # noqa: E402
 from godot_mcp.store.values import Limits  # noqa: E402
 
 NODES = 1000
@@ -54,21 +58,36 @@ poke={
 "events": [  ]
 }
 """
-SCRIPT = 'extends Node2D\n\nvar value := 1\n\nfunc _ready():\n\tprint("ready")\n'
+SCRIPT = (
+    'extends Node2D\n\nvar value := 1\n\nfunc _ready():\n\tprint("ready")\n\n'
+    "func poke(by):\n\treturn value + by\n"
+)
 
 
-def make_project(root: Path) -> Path:
+def make_project(root: Path, major: int) -> Path:
     root.mkdir()
-    (root / "project.godot").write_text(PROJECT)
+    project = PROJECT if major == 3 else PROJECT.replace("config_version=4", "config_version=5")
+    (root / "project.godot").write_text(project)
     (root / "many.gd").write_text(SCRIPT)
-    lines = [
-        "[gd_scene load_steps=2 format=2]",
-        "",
-        '[ext_resource path="res://many.gd" type="Script" id=1]',
-        "",
-        '[node name="Many" type="Node2D"]',
-        "script = ExtResource( 1 )",
-    ]
+    if major == 3:
+        head = [
+            "[gd_scene load_steps=2 format=2]",
+            "",
+            '[ext_resource path="res://many.gd" type="Script" id=1]',
+            "",
+            '[node name="Many" type="Node2D"]',
+            "script = ExtResource( 1 )",
+        ]
+    else:
+        head = [
+            "[gd_scene load_steps=2 format=3]",
+            "",
+            '[ext_resource type="Script" path="res://many.gd" id="1_many"]',
+            "",
+            '[node name="Many" type="Node2D"]',
+            'script = ExtResource("1_many")',
+        ]
+    lines = head
     for i in range(NODES - 1):  # ten groups of children, so the tree has some depth
         parent = "." if i % 100 == 0 else f"G{i // 100 * 100}"
         lines += [
@@ -101,8 +120,9 @@ async def main() -> int:
     ap.add_argument("--rounds", type=int, default=30)
     args = ap.parse_args()
     n = args.rounds
+    major = locate_godot().major or 3
     with tempfile.TemporaryDirectory() as tmp:
-        project = make_project(Path(tmp) / "bench")
+        project = make_project(Path(tmp) / "bench", major)
         settings = Settings(Path(tmp) / "state", None, None, Limits())
         async with open_app(settings, project, "stdio") as app, Client(app.server) as c:
             started = await c.call_tool("runtime_session_start", {"mode": "headless"})
@@ -154,6 +174,7 @@ async def main() -> int:
                     lambda: tool("runtime_scene_tree", {"depth": 64, "max_nodes": NODES + 10}),
                 ),
             ]
+            print(f"engine: {game.engine_version}")
             print(
                 f"floors: bridge round trip {ping * 1e3:.2f} ms; round trip + walk of "
                 f"{NODES} nodes {walk * 1e3:.2f} ms"
@@ -163,17 +184,35 @@ async def main() -> int:
                 f"{'python sdk':>14}{'ratio':>8}"
             )
             missed = 0
+            walls: dict[str, float] = {}
             for name, floor, goal, fn in rows:
                 session.validate_tool_result = unvalidated  # type: ignore[method-assign,assignment]
                 wall = await timed(n, fn)
                 session.validate_tool_result = validate  # type: ignore[method-assign]
                 client = await timed(n, fn)
+                walls[name] = wall
                 ratio = wall / floor
                 missed += ratio > goal
                 print(
                     f"{name:<22}{wall * 1e3:>8.2f}ms{floor * 1e3:>8.2f}ms{ratio:>8.2f}  <= {goal}"
                     f"{client * 1e3:>12.2f}ms{client / floor:>8.2f}"
                 )
+            # node.call, against node.get: the same round trip, plus the call's marker lines.
+            session.validate_tool_result = unvalidated  # type: ignore[method-assign,assignment]
+            call = await timed(
+                n,
+                lambda: tool(
+                    "runtime_node_call", {"path": "/root/Many", "method": "poke", "args": [2]}
+                ),
+            )
+            session.validate_tool_result = validate  # type: ignore[method-assign]
+            ratio = call / walls["runtime.node.get"]
+            missed += ratio > 1.5
+            print(
+                f"{'runtime.node.call':<22}{call * 1e3:>8.2f}ms"
+                f"{walls['runtime.node.get'] * 1e3:>8.2f}ms{ratio:>8.2f}  <= 1.5 (floor: node.get)"
+            )
+            print(f"call/get ratio: {ratio:.2f}")
             await c.call_tool("runtime_session_stop", {"session_id": sid})
     return 1 if missed else 0
 

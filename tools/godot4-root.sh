@@ -17,9 +17,9 @@ mirror=${GODOT_MCP_SID_MIRROR:-$(sed -n 's/^URIs: *\(\S*debian\)$/\1/p' \
 mirror=${mirror:-http://deb.debian.org/debian}
 packages=godot,godot-template-release,godot-template-debug,libgl1-mesa-dri,libegl1,libglx-mesa0
 packages+=,python3,python3-venv,xvfb,xauth,bubblewrap,ca-certificates,procps,postgresql,nodejs
-packages+=,git
+packages+=,git,mount
 # Bump when the package list changes: a root with another stamp is rebuilt.
-stamp="2 $packages"
+stamp="3 $packages"
 
 inside() {
     local binds=(--bind "$root" / --dev /dev --proc /proc --bind /tmp /tmp --bind "$repo" "$repo")

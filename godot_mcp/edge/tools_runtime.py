@@ -605,7 +605,10 @@ UNTIL_SCHEMA = {
         },
         {
             "type": "object",
-            "properties": {"log": {"type": "string", "minLength": 1, "maxLength": 1000}},
+            "properties": {
+                "log": {"type": "string", "minLength": 1, "maxLength": 1000},
+                "cursor": {"type": "string", "minLength": 1, "maxLength": 200},
+            },
             "required": ["log"],
             "additionalProperties": False,
         },
@@ -618,7 +621,7 @@ def check_until(until: dict[str, Any]) -> dict[str, Any]:
     if not _UNTIL.is_valid(until):
         raise InvalidArgument(
             'until must be one of {"frames": N}, {"node": PATH}, '
-            '{"node": PATH, "property": NAME, "equals": VALUE}, {"log": TEXT}'
+            '{"node": PATH, "property": NAME, "equals": VALUE}, {"log": TEXT, "cursor"?: CURSOR}'
         )
     return until
 
@@ -636,8 +639,10 @@ TOOLS += [
         "runtime.wait",
         "Wait for something in a game",
         "Wait (bounded) until a number of frames passed, a node exists, a property equals a "
-        "value, or a new log line contains a text; on timeout answers timeout with the last "
-        "value seen. Other calls on the same session go on meanwhile.",
+        "value, or a new log line contains a text (new: after the call starts, or after "
+        "`cursor` from runtime.log.read, so a line printed by the input just sent is not "
+        "missed); on timeout answers timeout with the last value seen. Other calls on the "
+        "same session go on meanwhile.",
         wait,
         args=(
             SESSION_ID,

@@ -11,12 +11,28 @@ Protocol (one JSON object per ``\\n``-terminated UTF-8 line, both ways):
   "message": text}``.
 
 The secret reaches the game in the ``GODOT_MCP_SECRET`` environment variable, never in argv.
+
+Values (§7) keep their JSON number kinds across the bridge, though Godot's JSON parser reads
+every number as a float: the bridge takes a plain integral number for an int, so the server
+sends a float that is integral (``1.0``) or not finite as ``{"type": "float", "value": x}``
+and an int a double cannot hold (beyond ±2^53) as ``{"type": "int", "value": "digits"}``
+(:func:`keep_number_kinds`). Replies write ints as ints and floats as floats.
+
+A ``call`` carries two fresh random ``marks``, ``[B, E]``; the bridge prints the marker lines
+``godot-mcp-mark B`` and ``godot-mcp-mark E`` to stderr just before and just after calling the
+method, then answers. So the script errors the call raised (on stderr, in order, each with its
+``At:`` line) are the ones between the two lines, all of them once E is read: no wait on a
+clock. Only the server and the bridge know a mark before it is printed (and E is printed after
+the method returned), so a game printing marker lines cannot move a call's bounds; lines
+naming a mark the server issued are kept out of the game's log (:func:`parse_mark`).
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import math
+import re
 import secrets
 from typing import Any
 
@@ -27,6 +43,47 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 SECRET_ENV = "GODOT_MCP_SECRET"
 AUTH_TIMEOUT = 5.0
 MAX_LINE = 4 * 1024 * 1024
+MARK_PREFIX = "godot-mcp-mark "
+_MARK = re.compile(r"godot-mcp-mark ([0-9a-f]{32})")
+_EXACT = 2**53  # every int of at most this size is a double too
+
+
+def new_mark() -> str:
+    """A fresh mark for one marker line (128 random bits, in hex)."""
+    return secrets.token_hex(16)
+
+
+def parse_mark(line: str) -> str | None:
+    """The mark a marker line names, else None."""
+    if not line.startswith(MARK_PREFIX):
+        return None
+    match = _MARK.fullmatch(line)
+    return match.group(1) if match else None
+
+
+def keep_number_kinds(value: Any) -> Any:
+    """A §7 value as the bridge must receive it to tell its ints from its floats.
+
+    The bridge reads a plain integral number as an int: a float that is integral (or nan,
+    inf) is tagged ``{"type": "float", "value": …}``; an int beyond ±2^53, which Godot's
+    parser would round, ``{"type": "int", "value": "digits"}``. Values already tagged so (by
+    the agent) pass as they are.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | list | dict):
+        return value
+    if isinstance(value, int):
+        return value if -_EXACT <= value <= _EXACT else {"type": "int", "value": str(value)}
+    if isinstance(value, float):
+        if math.isnan(value):
+            return {"type": "float", "value": "nan"}
+        if math.isinf(value):
+            return {"type": "float", "value": "inf" if value > 0 else "-inf"}
+        return {"type": "float", "value": value} if value.is_integer() else value
+    if isinstance(value, list):
+        return [keep_number_kinds(v) for v in value]
+    if value.get("type") in ("float", "int"):
+        return value
+    return {k: keep_number_kinds(v) for k, v in value.items()}
 
 
 class BridgeClosed(Exception):

@@ -30,6 +30,9 @@ const _BUTTONS := {"left": 1, "right": 2, "middle": 3, "wheel_up": 4, "wheel_dow
 
 func _initialize() -> void:
 	Engine.target_fps = 60
+	var rng := RandomNumberGenerator.new()
+	rng.randomize()
+	_float_tag = "godot-mcp-float-%08x%08x%08x:" % [rng.randi(), rng.randi(), rng.randi()]
 	_headless = OS.get_name() == "Server" or not OS.can_draw()
 	for arg in OS.get_cmdline_args():
 		if arg.begins_with("--mcp-port="):
@@ -371,6 +374,8 @@ const _TYPE_NAMES := {
 	TYPE_DICTIONARY: "Dictionary", TYPE_ARRAY: "Array",
 }
 var _decode_error := ""
+# The prefix of _f's float placeholders: random per launch, so no game string can be one.
+var _float_tag := ""
 
 
 func _cmd_node(id, name: String, cmd: Dictionary) -> void:
@@ -416,9 +421,19 @@ func _cmd_node(id, name: String, cmd: Dictionary) -> void:
 				return
 			decoded[str(n)] = value
 		var back := {}
+		var refused := []
 		for n in decoded:
 			node.set(n, decoded[n])
 			back[n] = _encode(node.get(n))
+			# A write the property does not take (a setter that ignores or alters it) is never
+			# answered ok: what reads back must be what was sent.
+			var sent = _encode(decoded[n])
+			if not _same(back[n], sent):
+				refused.append("%s did not take %s: it reads back %s" % [n, _short(sent), _short(back[n])])
+		if not refused.empty():
+			var others := " (the other values were set)" if refused.size() < decoded.size() else ""
+			_fail(id, "invalid_argument", PoolStringArray(refused).join("; ") + others)
+			return
 		_send({"id": id, "ok": true, "values": back})
 	else:
 		var method := str(cmd.get("method", ""))
@@ -432,8 +447,51 @@ func _cmd_node(id, name: String, cmd: Dictionary) -> void:
 			if _decode_error != "":
 				_fail(id, "invalid_argument", "argument %d: %s" % [args.size() - 1, _decode_error])
 				return
+		# The server's marks, printed to stderr around the call: the script errors it raises are
+		# the lines between the two, complete once the second is read (bridge.py).
+		var marks = cmd.get("marks", [])
+		var marked: bool = typeof(marks) == TYPE_ARRAY and marks.size() == 2
+		if marked:
+			printerr("godot-mcp-mark " + str(marks[0]))
 		var result = node.callv(method, args)
+		if marked:
+			printerr("godot-mcp-mark " + str(marks[1]))
 		_send({"id": id, "ok": true, "result": _encode(result)})
+
+
+# Two encoded values are the same: numbers to a millionth.
+func _same(a, b) -> bool:
+	var ka := typeof(a)
+	var kb := typeof(b)
+	if ka == TYPE_INT and kb == TYPE_INT:
+		return a == b
+	var x = _number_of(a)
+	var y = _number_of(b)
+	if x != null and y != null:
+		return abs(float(x) - float(y)) <= 0.000001 * max(1.0, abs(float(y)))
+	if ka != kb:
+		return false
+	if ka == TYPE_ARRAY:
+		if a.size() != b.size():
+			return false
+		for i in range(a.size()):
+			if not _same(a[i], b[i]):
+				return false
+		return true
+	if ka == TYPE_DICTIONARY:
+		if a.size() != b.size():
+			return false
+		for k in a:
+			if not b.has(k) or not _same(a[k], b[k]):
+				return false
+		return true
+	return a == b
+
+
+# An encoded value as a short text for a message.
+func _short(v) -> String:
+	var text := _json(v)
+	return text.substr(0, 200) + "…" if text.length() > 200 else text
 
 
 func _default_properties(node: Node) -> Array:
@@ -460,35 +518,32 @@ func _encode(v, depth := 0):
 	if kind == TYPE_NIL or kind == TYPE_BOOL or kind == TYPE_INT:
 		return v
 	if kind == TYPE_REAL:
-		if is_nan(v):
-			return {"type": "float", "value": "nan"}
-		if is_inf(v):
-			return {"type": "float", "value": "inf" if v > 0 else "-inf"}
-		return v
+		return _f(v)
 	if kind == TYPE_STRING:
 		if v.length() > MAX_STRING:
 			return {"type": "String", "truncated": true, "length": v.length(),
 				"head": v.substr(0, MAX_STRING)}
 		return v
 	if kind == TYPE_VECTOR2:
-		return {"type": "Vector2", "x": v.x, "y": v.y}
+		return {"type": "Vector2", "x": _f(v.x), "y": _f(v.y)}
 	if kind == TYPE_VECTOR3:
-		return {"type": "Vector3", "x": v.x, "y": v.y, "z": v.z}
+		return {"type": "Vector3", "x": _f(v.x), "y": _f(v.y), "z": _f(v.z)}
 	if kind == TYPE_RECT2:
-		return {"type": "Rect2", "x": v.position.x, "y": v.position.y, "w": v.size.x, "h": v.size.y}
+		return {"type": "Rect2", "x": _f(v.position.x), "y": _f(v.position.y),
+			"w": _f(v.size.x), "h": _f(v.size.y)}
 	if kind == TYPE_COLOR:
-		return {"type": "Color", "r": v.r, "g": v.g, "b": v.b, "a": v.a}
+		return {"type": "Color", "r": _f(v.r), "g": _f(v.g), "b": _f(v.b), "a": _f(v.a)}
 	if kind == TYPE_TRANSFORM2D:
-		return {"type": "Transform2D", "x": [v.x.x, v.x.y], "y": [v.y.x, v.y.y],
-			"origin": [v.origin.x, v.origin.y]}
+		return {"type": "Transform2D", "x": [_f(v.x.x), _f(v.x.y)], "y": [_f(v.y.x), _f(v.y.y)],
+			"origin": [_f(v.origin.x), _f(v.origin.y)]}
 	if kind == TYPE_BASIS:
-		return {"type": "Basis", "x": [v.x.x, v.x.y, v.x.z], "y": [v.y.x, v.y.y, v.y.z],
-			"z": [v.z.x, v.z.y, v.z.z]}
+		return {"type": "Basis", "x": [_f(v.x.x), _f(v.x.y), _f(v.x.z)],
+			"y": [_f(v.y.x), _f(v.y.y), _f(v.y.z)], "z": [_f(v.z.x), _f(v.z.y), _f(v.z.z)]}
 	if kind == TYPE_TRANSFORM:
 		return {"type": "Transform", "basis": _encode(v.basis),
-			"origin": [v.origin.x, v.origin.y, v.origin.z]}
+			"origin": [_f(v.origin.x), _f(v.origin.y), _f(v.origin.z)]}
 	if kind == TYPE_QUAT:
-		return {"type": "Quat", "x": v.x, "y": v.y, "z": v.z, "w": v.w}
+		return {"type": "Quat", "x": _f(v.x), "y": _f(v.y), "z": _f(v.z), "w": _f(v.w)}
 	if kind == TYPE_NODE_PATH:
 		return {"type": "NodePath", "path": str(v)}
 	if kind == TYPE_OBJECT:
@@ -540,6 +595,8 @@ func _encode(v, depth := 0):
 
 
 func _num(v) -> float:
+	if typeof(v) == TYPE_DICTIONARY:
+		v = _decode(v)  # a tagged number
 	if typeof(v) != TYPE_REAL and typeof(v) != TYPE_INT:
 		_decode_error = "expected a number"
 		return 0.0
@@ -560,10 +617,27 @@ func _vec3(a) -> Vector3:
 	return Vector3(_num(a[0]), _num(a[1]), _num(a[2]))
 
 
+# A decoded value bent toward the type of `like` (a property's current value), where JSON cannot
+# say it: an integral float for an int, an int for a float.
 func _decode(v, like = null):
+	var value = _decode_value(v)
+	if typeof(value) == TYPE_REAL and typeof(like) == TYPE_INT and _integral(value):
+		return int(value)
+	if typeof(value) == TYPE_INT and typeof(like) == TYPE_REAL:
+		return float(value)
+	return value
+
+
+func _integral(f: float) -> bool:
+	return not is_nan(f) and not is_inf(f) and abs(f) <= 9007199254740992.0 and f == floor(f)
+
+
+func _decode_value(v):
 	var kind := typeof(v)
-	if kind == TYPE_REAL and typeof(like) == TYPE_INT and v == floor(v):
-		return int(v)  # JSON numbers arrive as floats
+	if kind == TYPE_REAL:
+		# JSON.parse reads every number as a float; the server tags the floats that are integral
+		# (and the ints a double cannot hold), so a plain integral number is an int.
+		return int(v) if _integral(v) else v
 	if kind == TYPE_ARRAY:
 		var out := []
 		for item in v:
@@ -599,8 +673,19 @@ func _decode(v, like = null):
 		return Quat(_num(v.get("x")), _num(v.get("y")), _num(v.get("z")), _num(v.get("w")))
 	if t == "NodePath":
 		return NodePath(str(v.get("path", "")))
+	if t == "int":
+		var whole = v.get("value")
+		if typeof(whole) == TYPE_STRING:
+			return _parse_int(whole)
+		if typeof(whole) == TYPE_INT or (typeof(whole) == TYPE_REAL and _integral(whole)):
+			return int(whole)
+		_decode_error = "expected an integer"
+		return null
 	if t == "float":
-		var word := str(v.get("value", ""))
+		var number = v.get("value")
+		if typeof(number) == TYPE_REAL or typeof(number) == TYPE_INT:
+			return float(number)
+		var word := str(number)
 		if word == "nan":
 			return NAN
 		if word == "inf":
@@ -627,6 +712,31 @@ func _decode(v, like = null):
 		return found
 	_decode_error = "unknown type %s" % t
 	return null
+
+
+# An int written in decimal digits (a sign allowed), exactly, in 64 bits (String.to_int is 32).
+func _parse_int(text: String):
+	var negative := text.begins_with("-")
+	var digits := text.substr(1, text.length() - 1) if negative or text.begins_with("+") else text
+	if digits == "" or digits.length() > 19:
+		_decode_error = "an int is at most 19 decimal digits"
+		return null
+	var n := 0  # accumulated negative, so that the most negative int fits
+	for i in range(digits.length()):
+		var d := digits.ord_at(i) - 48
+		if d < 0 or d > 9:
+			_decode_error = "an int is decimal digits"
+			return null
+		if n < -922337203685477580 or (n == -922337203685477580 and d > 8):
+			_decode_error = "an int must fit 64 bits"
+			return null
+		n = n * 10 - d
+	if negative:
+		return n
+	if n == -9223372036854775807 - 1:
+		_decode_error = "an int must fit 64 bits"
+		return null
+	return -n
 
 
 func _begin_capture(id, name: String, cmd: Dictionary) -> void:
@@ -708,7 +818,50 @@ func _finish_capture(reply: Dictionary) -> void:
 func _send(message: Dictionary) -> void:
 	if _peer.get_status() != StreamPeerTCP.STATUS_CONNECTED:
 		return
-	_peer.put_data((to_json(message) + "\n").to_utf8())
+	_peer.put_data((_json(message) + "\n").to_utf8())
+
+
+# to_json writes a float that is integral as an int (9.0 as 9): _f gives such a float as a string
+# only this bridge can make, "<_float_tag>9.0", which _json then writes bare, as 9.0.
+func _f(f: float):
+	if is_nan(f):
+		return {"type": "float", "value": "nan"}
+	if is_inf(f):
+		return {"type": "float", "value": "inf" if f > 0 else "-inf"}
+	if f != floor(f):
+		return f
+	var text := str(f)
+	if text.find("e") < 0 and text.find(".") < 0:
+		text += ".0"
+	return _float_tag + text
+
+
+# A number of an encoded value, or null (the float placeholder of _f counts as its number).
+func _number_of(v):
+	var kind := typeof(v)
+	if kind == TYPE_INT or kind == TYPE_REAL:
+		return v
+	if kind == TYPE_STRING and v.begins_with(_float_tag):
+		return float(v.substr(_float_tag.length(), v.length() - _float_tag.length()))
+	return null
+
+
+func _json(v) -> String:
+	var text := to_json(v)
+	var quoted := "\"" + _float_tag
+	var at := text.find(quoted)
+	if at < 0:
+		return text
+	var parts := PoolStringArray()
+	var from := 0
+	while at >= 0:
+		var close := text.find("\"", at + quoted.length())
+		parts.append(text.substr(from, at - from))
+		parts.append(text.substr(at + quoted.length(), close - at - quoted.length()))
+		from = close + 1
+		at = text.find(quoted, from)
+	parts.append(text.substr(from, text.length() - from))
+	return parts.join("")
 
 
 func _close(code: int) -> void:

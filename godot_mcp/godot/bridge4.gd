@@ -616,13 +616,75 @@ func _cmd_set(id: Variant, cmd: Dictionary) -> void:
 		i += 1
 	var back: Dictionary = {}
 	var names: Array = decoded.keys()
+	var refused: Array = []
 	var j: int = 0
 	while j < names.size():
 		var set_name: String = str(names[j])
 		node.set(set_name, decoded[set_name])
-		back[set_name] = _encode(node.get(set_name), 0)
+		var now: Variant = _encode(node.get(set_name), 0)
+		back[set_name] = now
+		# A write the property does not take (a setter that ignores or alters it, a typed
+		# container it refuses) is never answered ok: what reads back must be what was sent.
+		var sent: Variant = _encode(decoded[set_name], 0)
+		if not _same(now, sent):
+			refused.append("%s did not take %s: it reads back %s"
+				% [set_name, _short(sent), _short(now)])
 		j += 1
+	if not refused.is_empty():
+		var others: String = ""
+		if refused.size() < names.size():
+			others = " (the other values were set)"
+		_fail(id, "invalid_argument", "; ".join(PackedStringArray(refused)) + others)
+		return
 	_send({"id": id, "ok": true, "values": back})
+
+
+# Two encoded values are the same: numbers to a millionth (float32 storage rounds them).
+func _same(a: Variant, b: Variant) -> bool:
+	var ka: int = typeof(a)
+	var kb: int = typeof(b)
+	if ka == TYPE_INT and kb == TYPE_INT:
+		var ia: int = a
+		var ib: int = b
+		return ia == ib
+	if (ka == TYPE_INT or ka == TYPE_FLOAT) and (kb == TYPE_INT or kb == TYPE_FLOAT):
+		var x: float = _as_float(a, 0.0)
+		var y: float = _as_float(b, 0.0)
+		return absf(x - y) <= 0.000001 * maxf(1.0, absf(y))
+	if ka != kb:
+		return false
+	if ka == TYPE_ARRAY:
+		var la: Array = a
+		var lb: Array = b
+		if la.size() != lb.size():
+			return false
+		var i: int = 0
+		while i < la.size():
+			if not _same(la[i], lb[i]):
+				return false
+			i += 1
+		return true
+	if ka == TYPE_DICTIONARY:
+		var da: Dictionary = a
+		var db: Dictionary = b
+		if da.size() != db.size():
+			return false
+		var keys: Array = da.keys()
+		var k: int = 0
+		while k < keys.size():
+			if not db.has(keys[k]) or not _same(da[keys[k]], db[keys[k]]):
+				return false
+			k += 1
+		return true
+	return a == b
+
+
+# An encoded value as a short text for a message.
+func _short(v: Variant) -> String:
+	var text: String = JSON.stringify(v)
+	if text.length() > 200:
+		return text.substr(0, 200) + "…"
+	return text
 
 
 func _cmd_call(id: Variant, cmd: Dictionary) -> void:
@@ -675,7 +737,14 @@ func _cmd_call(id: Variant, cmd: Dictionary) -> void:
 			return
 		args.append(value)
 		i += 1
+	# The server's marks, printed to stderr around the call: the script errors it raises are
+	# the lines between the two, complete once the second is read (bridge.py).
+	var marks: Array = _as_array(cmd.get("marks", []))
+	if marks.size() == 2:
+		printerr("godot-mcp-mark " + str(marks[0]))
 	var result: Variant = node.callv(method, args)
+	if marks.size() == 2:
+		printerr("godot-mcp-mark " + str(marks[1]))
 	_send({"id": id, "ok": true, "result": _encode(result, 0)})
 
 
@@ -866,6 +935,13 @@ func _enc_dict(d: Dictionary, depth: int) -> Variant:
 
 func _decode(v: Variant) -> Variant:
 	var kind: int = typeof(v)
+	if kind == TYPE_FLOAT:
+		# JSON.parse_string reads every number as a float; the server tags the floats that are
+		# integral (and the ints a double cannot hold), so a plain integral number is an int.
+		var f: float = v
+		if absf(f) <= 9007199254740992.0 and f == floorf(f):
+			return int(f)
+		return v
 	if kind == TYPE_ARRAY:
 		var src: Array = v
 		var out: Array = []
@@ -919,8 +995,16 @@ func _decode(v: Variant) -> Variant:
 		return Quaternion(_num(d.get("x")), _num(d.get("y")), _num(d.get("z")), _num(d.get("w")))
 	if t == "NodePath":
 		return NodePath(str(d.get("path", "")))
+	if t == "int":
+		var whole: Variant = d.get("value")
+		if typeof(whole) == TYPE_STRING:
+			return _parse_int(str(whole))
+		return _whole(whole)
 	if t == "float":
-		var word: String = str(d.get("value", ""))
+		var number: Variant = d.get("value")
+		if typeof(number) == TYPE_FLOAT or typeof(number) == TYPE_INT:
+			return _as_float(number, 0.0)
+		var word: String = str(number)
 		if word == "nan":
 			return NAN
 		if word == "inf":
@@ -967,21 +1051,56 @@ func _num(v: Variant) -> float:
 		return _as_float(v, 0.0)
 	if kind == TYPE_DICTIONARY:
 		var special: Variant = _decode(v)
-		if typeof(special) == TYPE_FLOAT:
-			var f: float = special
-			return f
+		if typeof(special) == TYPE_FLOAT or typeof(special) == TYPE_INT:
+			return _as_float(special, 0.0)
 	_decode_error = "expected a number"
 	return 0.0
 
 
 func _whole(v: Variant) -> int:
 	var kind: int = typeof(v)
-	if kind == TYPE_INT or kind == TYPE_FLOAT:
-		var f: float = _as_float(v, 0.0)
+	if kind == TYPE_INT:
+		var i: int = v
+		return i
+	if kind == TYPE_DICTIONARY:
+		var tagged: Variant = _decode(v)
+		if typeof(tagged) == TYPE_INT or typeof(tagged) == TYPE_FLOAT:
+			return _whole(tagged)
+	if kind == TYPE_FLOAT:
+		var f: float = v
 		if not is_nan(f) and not is_inf(f) and f == float(int(f)):
 			return int(f)
 	_decode_error = "expected an integer"
 	return 0
+
+
+# An int written in decimal digits (a sign allowed), exactly, in 64 bits; else a decode error.
+func _parse_int(text: String) -> Variant:
+	var negative: bool = text.begins_with("-")
+	var digits: String = text
+	if negative or text.begins_with("+"):
+		digits = text.substr(1)
+	if digits == "" or digits.length() > 19:
+		_decode_error = "an int is at most 19 decimal digits"
+		return null
+	var n: int = 0  # accumulated negative, so that the most negative int fits
+	var i: int = 0
+	while i < digits.length():
+		var d: int = digits.unicode_at(i) - 48
+		if d < 0 or d > 9:
+			_decode_error = "an int is decimal digits"
+			return null
+		if n < -922337203685477580 or (n == -922337203685477580 and d > 8):
+			_decode_error = "an int must fit 64 bits"
+			return null
+		n = n * 10 - d
+		i += 1
+	if negative:
+		return n
+	if n == -9223372036854775807 - 1:
+		_decode_error = "an int must fit 64 bits"
+		return null
+	return -n
 
 
 func _vec2(v: Variant) -> Vector2:
@@ -1010,6 +1129,10 @@ func _conform(value: Variant, expected: int, like: Variant) -> Variant:
 		var like_array: Array = like
 		var given: Array = value
 		return _typed_like(given, like_array)
+	if kind == TYPE_DICTIONARY and expected == TYPE_DICTIONARY and typeof(like) == TYPE_DICTIONARY:
+		var like_dict: Dictionary = like
+		var given_dict: Dictionary = value
+		return _typed_dict_like(given_dict, like_dict)
 	if expected == TYPE_NIL or kind == expected:
 		return value
 	if expected == TYPE_INT and kind == TYPE_FLOAT:
@@ -1113,6 +1236,59 @@ func _typed_like(given: Array, like_array: Array) -> Variant:
 	typed.clear()
 	typed.assign(items)
 	return typed
+
+
+# A dictionary for a typed dictionary (Dictionary[String, int], 4.4+): its keys and values bent to
+# the key and value types, in a copy of the typed dictionary (an untyped one would be refused by
+# the property). Typed dictionaries are newer than this bridge's oldest Godot 4, so their methods
+# are asked for by name.
+func _typed_dict_like(given: Dictionary, like_dict: Dictionary) -> Variant:
+	if not _as_bool(_ask(like_dict, "is_typed"), false):
+		return given
+	var key_type: int = _as_int(_ask(like_dict, "get_typed_key_builtin"), TYPE_NIL)
+	var key_class: String = str(_ask(like_dict, "get_typed_key_class_name"))
+	var value_type: int = _as_int(_ask(like_dict, "get_typed_value_builtin"), TYPE_NIL)
+	var value_class: String = str(_ask(like_dict, "get_typed_value_class_name"))
+	var typed: Dictionary = like_dict.duplicate(false)
+	typed.clear()
+	var keys: Array = given.keys()
+	var i: int = 0
+	while i < keys.size():
+		var key: Variant = _conform(keys[i], key_type, null)
+		var why: String = _misfit(key, key_type, key_class)
+		if why != "":
+			_decode_error = "key %s is %s" % [_short(_encode(keys[i], 0)), why]
+			return given
+		var item: Variant = _conform(given[keys[i]], value_type, null)
+		why = _misfit(item, value_type, value_class)
+		if why != "":
+			_decode_error = "the value of %s is %s" % [_short(_encode(keys[i], 0)), why]
+			return given
+		typed[key] = item
+		i += 1
+	return typed
+
+
+# Why a value does not fit an element type (and class), or "" when it does.
+func _misfit(value: Variant, element: int, element_class: String) -> String:
+	if not _fits(value, element):
+		return "%s, not %s" % [_type_name(value), _kind_name(element)]
+	if element == TYPE_OBJECT and element_class != "" and typeof(value) == TYPE_OBJECT:
+		var obj: Object = value
+		if not obj.is_class(element_class):
+			return "%s, not %s" % [obj.get_class(), element_class]
+	return ""
+
+
+# `value.method()` for a method this bridge's oldest Godot 4 may not have; null when it has not.
+func _ask(value: Variant, method: String) -> Variant:
+	var expression: Expression = Expression.new()
+	if expression.parse("v.%s()" % method, PackedStringArray(["v"])) != OK:
+		return null
+	var answer: Variant = expression.execute([value], null, false)
+	if expression.has_execute_failed():
+		return null
+	return answer
 
 
 # -- JSON values, read safely ------------------------------------------------------------------

@@ -3,13 +3,15 @@ extends SceneTree
 # process and marks where each begins and ends on stderr, where Godot prints its errors.
 # The server fills in __LIST__ (a file of res:// paths, one a line) and __MARK__ (a nonce).
 # "MISSING owner dep" names a file that owner needs and that does not exist.
-# Written against Godot 4's class reference; not run on this machine (see docs/godot.md).
+# Verified on Godot 4.6.3 (see docs/godot.md).
 
 const LIST: String = "__LIST__"
 const MARK: String = "__MARK__"
 
 
-func _init() -> void:
+# _initialize, not _init: with --script, Godot 4 registers the project's autoloads as global
+# names only after the main loop's _init, so a script naming one would not compile there.
+func _initialize() -> void:
 	if not FileAccess.file_exists(LIST):
 		printerr(MARK + " FATAL cannot read the list of files")
 		quit(3)

@@ -19,6 +19,14 @@ copy of the project, with private XDG dirs, and writes into a private output dir
                        installed export templates are found and never written
         log.txt        Godot's stdout and stderr
 
+A preset's ``custom_template/<kind>`` named by absolute path (``/usr/bin/godot3-runner``, a
+self-built template under ``/opt``) is used when it is a plausible template for the preset's
+platform (``open_custom_template``: a regular file once links are resolved, with the magic of an
+ELF executable, a zip or a PE executable). The file is opened once, checked from that descriptor,
+and the descriptor alone is bound read-only into the sandbox at ``TEMPLATE_MOUNT/<kind>``; the
+snapshot's ``export_presets.cfg`` gets an override pointing the preset there. So Godot reads
+exactly the file that was checked, and nothing else of the machine.
+
 A job's directory name is its export id. When a server dies mid-export, ``leftovers(work_dir)``
 lists what that export had written, for the recovery routine to move into its evidence area.
 
@@ -47,10 +55,14 @@ An export that runs and fails is not an exception: the job ends in state ``faile
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
+import stat
+import struct
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -58,7 +70,15 @@ import anyio
 
 from godot_mcp.godot import sandbox, tree, verify
 from godot_mcp.godot.child import Child
-from godot_mcp.godot.presets import KINDS, Preset
+from godot_mcp.godot.presets import (
+    KINDS,
+    PRESETS_FILE,
+    Preset,
+    PresetsError,
+    find_preset,
+    read_config,
+    read_presets,
+)
 from godot_mcp.godot.redact import PathPair, Scrubber
 
 RUNNING, SUCCEEDED, FAILED, CANCELLED = "running", "succeeded", "failed", "cancelled"
@@ -66,6 +86,10 @@ VERIFYING = "verifying"  # exited 0, outputs being checked: still "running" to c
 _ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")  # never "." or ".."
 _TEMPLATE_DIRS = ("templates", "export_templates")
 _LINUX = ("linux/x11", "linux", "linuxbsd", "x11")
+_WINDOWS = ("windows desktop", "windows")
+_ZIPPED = ("android", "html5", "web", "mac osx", "macos", "osx", "ios", "uwp")
+TEMPLATE_MOUNT = "/run/godot-mcp/custom_template"  # where a sandboxed export sees its template
+_BLANK = "".join(map(chr, range(33)))  # what Godot's strip_edges() strips
 _FLAGS = {
     3: {"pack": ["--export-pack"], "release": ["--export"], "debug": ["--export-debug"]},
     4: {
@@ -178,6 +202,27 @@ class ExportRunner:
             raise ExportSetupError("the project has no project.godot")
         if plan is None:
             plan = tree.plan(Path(project))
+        try:
+            template_fd = open_custom_template(preset, kind)
+        except TemplateRefused as exc:
+            raise ExportSetupError(exc.message) from None
+        try:
+            return self._prepare(project, preset, kind, export_id, expected, plan, template_fd)
+        except BaseException:
+            if template_fd is not None:
+                os.close(template_fd)
+            raise
+
+    def _prepare(
+        self,
+        project: Path,
+        preset: Preset,
+        kind: str,
+        export_id: str,
+        expected: list[str],
+        plan: tree.Plan,
+        template_fd: int | None,
+    ) -> ExportJob:
         self.work_root.mkdir(parents=True, exist_ok=True)
         work_dir = self.work_root / export_id
         try:
@@ -192,9 +237,14 @@ class ExportRunner:
             for name in _TEMPLATE_DIRS:
                 if (user_godot / name).is_dir():
                     (work_dir / "xdg/data/godot" / name).symlink_to(user_godot / name)
+            if template_fd is not None and self.sandboxed:
+                _point_snapshot_at(work_dir / "snapshot", preset, kind, f"{TEMPLATE_MOUNT}/{kind}")
         except tree.TreeError as exc:
             shutil.rmtree(work_dir, ignore_errors=True)
             raise ExportSetupError(exc.message) from None
+        except ExportSetupError:
+            shutil.rmtree(work_dir, ignore_errors=True)
+            raise
         except OSError as exc:
             shutil.rmtree(work_dir, ignore_errors=True)
             raise ExportSetupError(f"cannot prepare the export: {exc.strerror or exc}") from None
@@ -207,6 +257,7 @@ class ExportRunner:
             kind,
             list(expected),
             estimate=2 * content + template,
+            template_fd=template_fd,
         )
 
 
@@ -222,7 +273,10 @@ class ExportJob:
         kind: str,
         expected: list[str],
         estimate: int,
+        template_fd: int | None = None,
     ) -> None:
+        """``template_fd``: the checked custom template (``open_custom_template``), owned by
+        the job from here: bound into the sandbox at launch, closed once Godot has it."""
         self.export_id = work_dir.name
         self.preset = preset
         self.kind = kind
@@ -243,6 +297,10 @@ class ExportJob:
         self._high_water = 0
         self._low_space = False  # the disk was seen (almost) full while Godot ran
         self._cancelling = False
+        self._template_fd = template_fd
+        self._release_template = (
+            weakref.finalize(self, os.close, template_fd) if template_fd is not None else None
+        )
         self.redact = _scrubber(runner, project, work_dir)
 
     @property
@@ -268,8 +326,19 @@ class ExportJob:
             return godot
         seen = [Path(binary).parent, *_template_paths(self._runner.env)]
         return sandbox.wrap(
-            godot, rw=[self.work_dir], ro=seen, cwd=self.work_dir, home=self.work_dir / "xdg"
+            godot,
+            rw=[self.work_dir],
+            ro=seen,
+            cwd=self.work_dir,
+            home=self.work_dir / "xdg",
+            ro_fds=self._template_binds(),
         )
+
+    def _template_binds(self) -> list[tuple[int, Path]]:
+        """The checked custom template, bound where the snapshot's preset looks for it."""
+        if self._template_fd is None:
+            return []
+        return [(self._template_fd, Path(TEMPLATE_MOUNT) / self.kind)]
 
     def launch(self) -> None:
         """Spawn Godot; call from the thread whose life bounds the child's (the event loop's)."""
@@ -283,13 +352,23 @@ class ExportJob:
         env["XDG_DATA_HOME"] = str(self.work_dir / "xdg/data")
         self.state = RUNNING
         self.started_at = time.monotonic()
-        with open(self.log_path, "wb") as log:
-            try:
-                self._proc = Child.spawn(
-                    self.command(), env=env, stdout=log, cwd=str(self.work_dir)
-                )
-            except OSError as exc:
-                self._end(FAILED, f"cannot start Godot: {exc.strerror or exc}")
+        sandboxed = self._runner.sandboxed
+        fds = [fd for fd, _ in self._template_binds()] if sandboxed else []
+        try:
+            with open(self.log_path, "wb") as log:
+                try:
+                    self._proc = Child.spawn(
+                        self.command(), env=env, stdout=log, pass_fds=fds, cwd=str(self.work_dir)
+                    )
+                except OSError as exc:
+                    self._end(FAILED, f"cannot start Godot: {exc.strerror or exc}")
+        finally:
+            self._close_template()  # the sandbox holds its own bind of it now
+
+    def _close_template(self) -> None:
+        if self._release_template is not None:
+            self._release_template()  # closes the descriptor, once
+        self._template_fd = None
 
     def poll(self) -> str:
         """The current state; notices the process's exit (non-blocking).
@@ -420,6 +499,7 @@ class ExportJob:
         """Remove the work dir (outputs included): call once the outputs are registered."""
         if self.state in (RUNNING, VERIFYING):
             self.kill()
+        self._close_template()
         tree.remove(self.work_dir)
 
     def log_tail(self, lines: int = 20) -> str:
@@ -431,6 +511,7 @@ class ExportJob:
         return self.redact(_error_summary(_read_tail(self.log_path)))
 
     def _end(self, state: str, error: str | None) -> None:
+        self._close_template()
         self.state = state
         self.error = error
         self.ended_at = time.monotonic()
@@ -504,23 +585,184 @@ def _template_paths(env: Mapping[str, str]) -> list[Path]:
     return found
 
 
-def custom_template_refusal(env: Mapping[str, str], preset: Preset, kind: str) -> str | None:
-    """Why the preset's custom template may not be used, or None.
+class TemplateRefused(ExportError):
+    """A preset's custom template may not be used; ``message`` says why (no path in it)."""
 
-    A custom template is copied into the export as its binary, so it must be project content
-    (``res://…``) or one of the user's installed templates, never any file of the machine.
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def custom_template_refusal(env: Mapping[str, str], preset: Preset, kind: str) -> str | None:
+    """Why the preset's custom template for ``kind`` may not be used, or None.
+
+    A ``res://`` template is project content (judged with the snapshot). Any other one is read
+    from the machine, so it must be named by absolute path and be a plausible template for the
+    preset's platform (``open_custom_template``). ``env`` is not used (kept for callers).
+    """
+    del env
+    try:
+        fd = open_custom_template(preset, kind)
+    except TemplateRefused as exc:
+        return exc.message
+    if fd is not None:
+        os.close(fd)
+    return None
+
+
+def open_custom_template(preset: Preset, kind: str) -> int | None:
+    """A read-only descriptor of the preset's custom template named by absolute path.
+
+    ``None`` when the preset names none for ``kind`` or names a ``res://`` one. Otherwise the
+    path (links followed) must name a regular file (not a directory, FIFO, device or socket:
+    it is opened ``O_PATH`` first, so opening never blocks nor wakes a device) that the server
+    can read, whose first bytes are those of a template for the preset's platform: an ELF
+    executable for Linux, a PE executable for Windows, a zip for Android, Web/HTML5, macOS, iOS
+    and UWP. ``TemplateRefused`` else, its message naming the reason and never a path (not
+    even where a link leads). The caller closes the descriptor.
     """
     custom = preset.custom_template(kind)
     if not custom or custom.startswith("res://"):
         return None
-    real = Path(os.path.realpath(custom))
-    user_godot = Path(os.path.realpath(_user_data_home(env) / "godot"))
-    if any(real.is_relative_to(user_godot / name) for name in _TEMPLATE_DIRS):
-        return None
-    return (
-        f"preset {preset.name!r}: its custom_template/{kind} lies outside the project and the "
-        "installed export templates; exports read nothing else"
-    )
+    where = f"preset {preset.name!r}: its custom_template/{kind}"
+    path = custom.strip(_BLANK)
+    if not os.path.isabs(path):
+        raise TemplateRefused(
+            f"{where} lies outside the project and is neither a res:// path nor an absolute "
+            "path; exports read nothing else"
+        )
+    try:
+        fd = _open_regular(path)
+        try:
+            _check_magic(fd, preset.platform)
+        except BaseException:
+            os.close(fd)
+            raise
+    except _NotTemplate as exc:
+        raise TemplateRefused(
+            f"{where} lies outside the project and is not an export template for "
+            f"{preset.platform or 'its platform'}: {exc.args[0]}"
+        ) from None
+    return fd
+
+
+class _NotTemplate(Exception):
+    pass
+
+
+def _open_regular(path: str) -> int:
+    """``path`` opened read-only, refused unless (links followed) it is a regular file."""
+    try:
+        handle = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise _NotTemplate("it does not exist") from None
+    except NotADirectoryError:
+        raise _NotTemplate("it does not exist") from None
+    except OSError as exc:
+        raise _NotTemplate(f"it cannot be opened ({exc.strerror or 'error'})") from None
+    try:
+        _require_regular(os.fstat(handle).st_mode)
+        try:  # the very file the O_PATH descriptor names, whatever the path names by now
+            fd = os.open(
+                f"/proc/self/fd/{handle}",
+                os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK,
+            )
+        except OSError as exc:
+            raise _NotTemplate(f"it cannot be read ({exc.strerror or 'error'})") from None
+    finally:
+        os.close(handle)
+    try:
+        _require_regular(os.fstat(fd).st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _require_regular(mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        what = "a directory"
+    elif stat.S_ISFIFO(mode):
+        what = "a FIFO"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        what = "a device"
+    elif stat.S_ISSOCK(mode):
+        what = "a socket"
+    else:
+        what = "not a file"
+    raise _NotTemplate(f"it is {what}, not a regular file")
+
+
+def _check_magic(fd: int, platform: str) -> None:
+    """Refuse a file whose first bytes are not those of a template for ``platform``."""
+    key = platform.strip().lower()
+    try:
+        head = os.pread(fd, 64, 0)
+        if key in _LINUX:
+            if not _is_elf_executable(head):
+                raise _NotTemplate("not an ELF executable")
+        elif key in _WINDOWS:
+            if not _is_pe(fd, head):
+                raise _NotTemplate("not a Windows (PE) executable")
+        elif key in _ZIPPED:
+            if not head.startswith(b"PK\x03\x04"):
+                raise _NotTemplate("not a zip archive")
+        else:
+            raise _NotTemplate("no export template format is known for this platform")
+    except OSError as exc:
+        raise _NotTemplate(f"it cannot be read ({exc.strerror or 'error'})") from None
+
+
+def _is_elf_executable(head: bytes) -> bool:
+    """ELF magic, a known class and byte order, and type executable (or PIE: shared object)."""
+    if len(head) < 18 or not head.startswith(b"\x7fELF") or head[4] not in (1, 2):
+        return False
+    if head[5] not in (1, 2):
+        return False
+    (e_type,) = struct.unpack_from("<H" if head[5] == 1 else ">H", head, 16)
+    return e_type in (2, 3)  # ET_EXEC, ET_DYN
+
+
+def _is_pe(fd: int, head: bytes) -> bool:
+    """``MZ`` and, where its header says, the ``PE\\0\\0`` signature."""
+    if len(head) < 64 or not head.startswith(b"MZ"):
+        return False
+    (offset,) = struct.unpack_from("<I", head, 0x3C)
+    return os.pread(fd, 4, offset) == b"PE\0\0"
+
+
+def _point_snapshot_at(snapshot: Path, preset: Preset, kind: str, dest: str) -> None:
+    """Make the snapshot's copy of ``preset`` take its ``kind`` template from ``dest``.
+
+    Appends a ``[preset.N.options]`` section with the one key: ConfigFile readers (Godot's and
+    ``presets``) merge a repeated section, the later value winning. Read back to be sure.
+    """
+    path = snapshot / PRESETS_FILE
+    try:
+        sections = read_config(path)
+        indices = sorted(
+            int(m.group(1))
+            for name, values in sections.items()
+            if (m := re.fullmatch(r"preset\.(\d+)", name)) and values.get("name") == preset.name
+        )
+        if not indices:
+            raise ExportSetupError(f"the copy of the project has no preset {preset.name!r}")
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f'\n[preset.{indices[0]}.options]\n\ncustom_template/{kind}="{dest}"\n')
+        again = find_preset(read_presets(snapshot), preset.name)
+    except (OSError, ValueError, PresetsError):
+        raise ExportSetupError("cannot point the export's preset at its template") from None
+    if kind == "release":
+        wanted = dataclasses.replace(preset, custom_release=dest)
+    else:
+        wanted = dataclasses.replace(preset, custom_debug=dest)
+    if again != wanted:
+        raise ExportSetupError(
+            f"the copy of preset {preset.name!r} is not the preset that was checked "
+            f"(did {PRESETS_FILE} change meanwhile?)"
+        )
 
 
 def template_bytes(
@@ -575,6 +817,7 @@ def _with_reason(headline: str, summary: str) -> str:
 
 def _scrubber(runner: ExportRunner, project: Path, work_dir: Path) -> Scrubber:
     pairs: list[PathPair] = [
+        (TEMPLATE_MOUNT, "<custom_template>"),
         (work_dir / "out", "<export>"),
         (work_dir / "snapshot", "<project>"),
         (project, "<project>"),

@@ -97,8 +97,12 @@ class GameLog:
         scrub: Callable[[str], str] = lambda s: s,
         max_lines: int = MAX_LINES,
         max_bytes: int = MAX_BYTES,
+        take: Callable[[str, str, int], bool] | None = None,
     ) -> None:
+        """``take(stream, text, seq)``: a line it answers True for is the session's own (the
+        bridge's markers), never kept; ``seq`` is the one the next kept line gets."""
         self.scrub = scrub
+        self.take = take
         self.max_lines = max_lines
         self.max_bytes = max_bytes
         self.entries: deque[Entry] = deque()
@@ -135,6 +139,8 @@ class GameLog:
     def _line(self, stream: str, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip("\r")
         if not text.strip():
+            return
+        if self.take is not None and self.take(stream, text, self.next_seq):
             return
         last = self._last.get(stream)
         if last is not None and self._folding.get(stream) and self._fold(last, text):

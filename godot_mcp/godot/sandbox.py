@@ -11,6 +11,7 @@ runs under bubblewrap (``bwrap``) with an allow-list view of the filesystem::
     / itself                                            read-only; no capabilities, even as root
     the export's work dir                               read-write: snapshot, out, XDG dirs
     the Godot binary's dir, the user's export templates read-only, when outside /usr
+    an export's custom template (one file)              read-only, bound from an open descriptor
     a project check's project                           read-only, bound from an open
                                                         descriptor of its planned root
 
@@ -96,9 +97,10 @@ def wrap(
 ) -> list[str]:
     """``argv`` run inside the sandbox with ``rw`` and ``ro`` (absolute paths) visible.
 
-    ``ro_fds``: open directories bound read-only at their paths (the caller passes the
-    descriptors to the child), so what is bound is what was opened, whatever the path
-    names by then. ``tmp_size``: the bytes ``/tmp`` and ``/dev/shm`` (memory) may hold.
+    ``ro_fds``: open directories (or regular files: an export's custom template) bound
+    read-only at their paths (the caller passes the descriptors to the child), so what is
+    bound is what was opened, whatever the path names by then. ``tmp_size``: the bytes
+    ``/tmp`` and ``/dev/shm`` (memory) may hold.
     """
     binary = bwrap() or "bwrap"
     args = [

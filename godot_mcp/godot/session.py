@@ -23,7 +23,16 @@ from typing import IO, Any, TypeVar
 
 import anyio
 
-from godot_mcp.godot.bridge import SECRET_ENV, BridgeClosed, BridgeConnection, BridgeListener
+from godot_mcp.godot.bridge import (
+    MARK_PREFIX,
+    SECRET_ENV,
+    BridgeClosed,
+    BridgeConnection,
+    BridgeListener,
+    keep_number_kinds,
+    new_mark,
+    parse_mark,
+)
 from godot_mcp.godot.capture import Capture, assemble_apng, check_png
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.display import PrivateDisplay
@@ -36,7 +45,7 @@ from godot_mcp.godot.game_errors import (
     GameUnavailable,
     one_line,
 )
-from godot_mcp.godot.gamelog import GameLog
+from godot_mcp.godot.gamelog import Entry, GameLog
 from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
 from godot_mcp.godot.redact import PathPair, Scrubber
 from godot_mcp.godot.tree import disk_full
@@ -49,6 +58,10 @@ MIN_FPS, MAX_FPS = 1, 60
 MAX_RECORD_SECONDS = 30
 MIN_SIZE, MAX_SIZE = 16, 8192
 EXIT_WAIT = 2.0
+MARK_WAIT = 2.0  # how long a call's end marker may trail its reply (output the pipe still holds)
+_RETIRED_MARKS = 64
+# The commands whose arguments carry §7 values, and the argument that does.
+_VALUES = {"set": "values", "call": "args"}
 _BRIDGES = {3: "bridge3.gd", 4: "bridge4.gd"}
 _SCENE = re.compile(r"^res://[^\x00-\x1f\\]+\.(?:tscn|scn)$")
 
@@ -115,7 +128,10 @@ class GameSession:
     ) -> None:
         self.mode = mode
         self._child = child
-        self.log = GameLog(scrub)
+        # The marks of the calls in flight: each names its call's span and its end of it.
+        self._marks: dict[str, tuple[list[int | None], int]] = {}
+        self._retired: dict[str, None] = {}  # the last marks used: a late line is hidden too
+        self.log = GameLog(scrub, take=self._take_mark)
         self._pumps = [
             _pump(self.log, name, pipe)
             for name, pipe in (("stdout", child.stdout), ("stderr", child.stderr))
@@ -268,9 +284,75 @@ class GameSession:
     async def command(self, cmd: str, timeout: float = 10, **args: Any) -> dict[str, Any]:
         """One bridge command (scene tree, time, input…): concurrent with any other command.
 
-        Raises GameNotFound, GameInvalid, GameFailed or GameTimeout as the bridge answers.
+        The §7 values of ``set`` and ``call`` go with their number kinds kept
+        (:func:`~godot_mcp.godot.bridge.keep_number_kinds`). Raises GameNotFound,
+        GameInvalid, GameFailed or GameTimeout as the bridge answers.
         """
+        field = _VALUES.get(cmd)
+        if field is not None and field in args:
+            args[field] = keep_number_kinds(args[field])
         return await self._call(cmd, timeout, exclusive=False, **args)
+
+    async def call(
+        self, path: str, method: str, args: Sequence[Any], timeout: float = 10
+    ) -> tuple[Any, Entry | None]:
+        """Call a node's method: its result, and the first script error the call logged.
+
+        One round trip: the bridge prints this call's two marker lines to stderr just before
+        and just after the call and answers after the second, so once the log has read that
+        line (already in the pipe), every error line of the call, with its ``At:`` line, is
+        in the log between the two.
+        """
+        marks = [new_mark(), new_mark()]
+        span: list[int | None] = [None, None]  # seq of the next line kept after each marker
+        for at, token in enumerate(marks):
+            self._marks[token] = (span, at)
+        start = self.log.next_seq
+        try:
+            reply = await self.command(
+                "call", timeout, path=path, method=method, args=list(args), marks=marks
+            )
+            with anyio.move_on_after(MARK_WAIT):
+                while span[1] is None:
+                    await anyio.sleep(0.001)
+        finally:
+            for token in marks:
+                self._marks.pop(token, None)
+                self._retired[token] = None
+            while len(self._retired) > _RETIRED_MARKS:
+                self._retired.pop(next(iter(self._retired)))
+        begin = span[0] if span[0] is not None else start
+        return reply.get("result"), self._first_error(begin, span[1])
+
+    def _first_error(self, begin: int, end: int | None) -> Entry | None:
+        """The first error line on stderr from seq ``begin`` up to ``end`` (None: up to now)."""
+        page = self.log.read(begin, 100, "error")
+        for entry in page.entries:
+            if end is not None and entry.seq >= end:
+                break
+            if entry.stream == "stderr":
+                return entry
+        return None
+
+    def _take_mark(self, stream: str, text: str, seq: int) -> bool:
+        """Note a call's marker line (the log keeps it out); False for any other line.
+
+        Run by the log, under its lock, on a pipe reader's thread. A line naming a mark no
+        call was given (a game printing one) is the game's own and stays in its log; only
+        the first line of a mark counts.
+        """
+        if stream != "stderr" or not text.startswith(MARK_PREFIX):
+            return False
+        token = parse_mark(text)
+        if token is None:
+            return False
+        found = self._marks.get(token)
+        if found is None:
+            return token in self._retired
+        span, at = found
+        if span[at] is None:
+            span[at] = seq
+        return True
 
     async def _call(
         self, cmd: str, timeout: float, *, exclusive: bool = True, **args: Any
@@ -301,7 +383,8 @@ class GameSession:
             raise GameFailed(f"the game session is {state}")
 
     def _exit_error(self, code: int | None, when: str = "") -> GameError:
-        tail = one_line(self.log_tail(6), 400)
+        lines = [line for line in self.log_tail(12).splitlines() if not _is_startup(line)]
+        tail = one_line("\n".join(lines[-6:]), 400)
         return GameFailed(f"game exited with code {code}{when}: {tail or 'no output'}")
 
     async def _race(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
@@ -536,6 +619,14 @@ def _pump(log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
 # under a display without Vulkan say nothing about the scene.
 _WHY = re.compile(r"^(?:USER |SCRIPT )?(?:ERROR|WARNING): |Parse Error", re.IGNORECASE)
 _STARTUP_PROBE = re.compile(r"VK_KHR_surface|Vulkan|V-Sync|OpenGL API|rendering device")
+
+
+_BANNER = re.compile(r"^Godot Engine v|^OpenGL (?:ES|API) |V-Sync|VK_KHR_surface|^Vulkan ")
+
+
+def _is_startup(line: str) -> bool:
+    """The engine's start-up lines (banner, renderer, V-Sync, Vulkan probe): never a reason."""
+    return bool(_BANNER.search(line.strip()))
 
 
 def _is_noise(line: str) -> bool:

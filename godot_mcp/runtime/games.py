@@ -212,26 +212,19 @@ class GameService:
     async def call_method(
         self, caller: Caller, session_id: str, path: str, method: str, args: Sequence[Any]
     ) -> Any:
-        """Call a node's method; a script error it raises (seen in the log) answers failed."""
+        """Call a node's method; a script error the call raised (in the log) answers failed.
+
+        One bridge round trip: the bridge marks where the call's output begins and ends.
+        """
         game = self.get(caller, session_id).game
-        mark = game.log.next_seq
         try:
-            reply = await game.command("call", path=path, method=method, args=list(args))
+            result, error = await game.call(path, method, args)
         except GameError as exc:
             raise as_typed(exc) from None
-        with anyio.move_on_after(0.3):  # its stderr line may trail the reply a little
-            while not game.log.has_new(mark, "error"):
-                await anyio.sleep(0.02)
-        page = game.log.read(mark, 1, "error")
-        with anyio.move_on_after(0.3):  # and its "At:" line, folded into it, may trail it too
-            while page.entries and page.entries[0].source is None:
-                await anyio.sleep(0.02)
-                page = game.log.read(mark, 1, "error")
-        if page.entries:
-            error = page.entries[0]
+        if error is not None:
             where = f" ({error.source[0]}:{error.source[1]})" if error.source else ""
             raise Failed(f"{method} raised a script error: {error.text}{where}")
-        return reply.get("result")
+        return result
 
     async def wait(
         self, caller: Caller, session_id: str, until: dict[str, Any], timeout: float
@@ -243,6 +236,11 @@ class GameService:
         """
         game = self.get(caller, session_id).game
         mark = game.log.next_seq
+        if "cursor" in until:
+            try:
+                mark = decode_cursor(until["cursor"])
+            except ValueError:
+                raise InvalidArgument("invalid cursor") from None
         last: dict[str, Any] = {}
 
         async def ask(cmd: str, **args: Any) -> dict[str, Any] | None:
@@ -264,6 +262,7 @@ class GameService:
             while True:
                 if "log" in until:
                     page = game.log.read(mark, 1000, "print")
+                    mark = max(mark, page.next_seq)  # a flood of lines never stalls the scan
                     hit = next((e for e in page.entries if until["log"] in e.text), None)
                     if hit is not None:
                         frame = (await ask("ping") or {}).get("frame")

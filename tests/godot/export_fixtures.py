@@ -102,14 +102,14 @@ MAIN_TSCN4 = """\
 
 [ext_resource type="Script" path="res://main.gd" id="1_main"]
 
-[node name="Main" type="Node2D"]
+[node name="Main" type="Node2D" unique_id=1190283511]
 script = ExtResource("1_main")
 
-[node name="Label" type="Label" parent="."]
+[node name="Label" type="Label" parent="." unique_id=537463372]
 text = "hello"
 """
 
-_PRESET4 = """\
+PRESET4 = """\
 [preset.{index}]
 
 name="{name}"
@@ -138,14 +138,14 @@ binary_format/architecture="x86_64"
 """
 
 EXPORT_PRESETS4 = (
-    _PRESET4.format(
+    PRESET4.format(
         index=0,
         name="Linux/X11",
         runnable="true",
         export_path="build/game.x86_64",
     )
     + "\n"
-    + _PRESET4.format(index=1, name="Pack", runnable="false", export_path="build/game.pck")
+    + PRESET4.format(index=1, name="Pack", runnable="false", export_path="build/game.pck")
 )
 
 

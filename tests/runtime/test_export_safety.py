@@ -16,6 +16,7 @@ from tests.runtime.test_captures import fetch, ok
 from tests.runtime.test_exports import run_export
 from tests.support import engines
 from tests.support.disks import fill, tmpfs
+from tests.support.engines import Engine
 from tests.support.servers import serve_project, stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
@@ -34,24 +35,33 @@ LOOPS = [("loop_a.txt", "loop_b.txt"), ("data/again", "..")]
 
 
 def pack_files(blob: bytes) -> dict[str, bytes]:
-    """The files of a Godot 3 pack (format 1, absolute offsets), by res:// path."""
-    count = struct.unpack_from("<I", blob, 84)[0]
-    pos, out = 88, {}
+    """The files of a standalone pack by res:// path: Godot 3's format 1 (absolute offsets,
+    directory after the header) or Godot 4's format 3 (offsets from a file base, directory
+    where the header says, paths without res://, a flags word per entry)."""
+    (version,) = struct.unpack_from("<I", blob, 4)
+    if version == 1:
+        base, directory, tail = 0, 84, 32
+    else:
+        assert version == 3, version
+        _flags, base, directory = struct.unpack_from("<IQQ", blob, 20)
+        tail = 36
+    (count,) = struct.unpack_from("<I", blob, directory)
+    pos, out = directory + 4, {}
     for _ in range(count):
         (length,) = struct.unpack_from("<I", blob, pos)
         path = blob[pos + 4 : pos + 4 + length].rstrip(b"\0").decode()
         pos += 4 + length
         offset, size = struct.unpack_from("<QQ", blob, pos)
-        pos += 32
-        out[path] = blob[offset : offset + size]
+        pos += tail
+        name = path if path.startswith("res://") else "res://" + path
+        out[name] = blob[base + offset : base + offset + size]
     return out
 
 
 @pytest.fixture(scope="module")
-def link_env(tmp_path_factory: pytest.TempPathFactory):
-    require_godot("godot3-server")
-    base = tmp_path_factory.mktemp("links")
-    project = make_project(base / "project")
+def link_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine):
+    base = tmp_path_factory.mktemp(f"links-{engine.name}")
+    project = make_project(base / "project", engine.major)
     (project / "data").mkdir()
     (project / "data" / "real.txt").write_bytes(b"inside bytes")
     served = serve_project(project, base / "state")

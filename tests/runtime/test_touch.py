@@ -394,6 +394,33 @@ async def test_values_of_every_type_round_trip_and_methods_answer(touch):
             await ok(c, "runtime.session.stop", {"session_id": sid})
 
 
+async def test_a_wait_on_a_log_line_from_a_cursor_sees_what_the_input_just_printed(touch):
+    """input.send, then wait {log}: the line may already be printed (same frame); with the
+    cursor read before the input, it still counts. Without one, only later lines count."""
+    with anyio.fail_after(90):
+        async with touch() as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": touch.mode}))["session"]["id"]
+            _, cursor = await _lines(c, sid, None, "")
+            jump = {"session_id": sid, "events": [{"type": "action", "action": "jump"}]}
+            await ok(c, "runtime.input.send", jump)
+            line = f"JUMP pressed={truth()[0]}"
+            await _until_logged(c, sid, cursor, line)
+            until = {"log": line, "cursor": cursor}
+            hit = await ok(c, "runtime.wait", {"session_id": sid, "until": until})
+            assert hit["value"] == line and hit["frame"] > 0
+            late = await c.call_tool(
+                "runtime_wait",
+                {"session_id": sid, "until": {"log": line}, "timeout_seconds": 0.5},
+            )
+            assert late.structured_content["outcome"] == "timeout", late.structured_content
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def _until_logged(c, sid: str, cursor: str, text: str) -> None:
+    while not (await _lines(c, sid, cursor, text))[0]:
+        await anyio.sleep(0.05)
+
+
 async def test_a_wait_never_delays_the_call_that_satisfies_it(touch):
     with anyio.fail_after(90):
         async with touch() as c:

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import warnings
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,7 +103,7 @@ class Engine:
         text = re.sub(r"ExtResource\( (\d+) \)", r'ExtResource("\1")', text)
         for old, new in _RENAMES4:
             text = text.replace(old, new)
-        return text
+        return with_unique_ids(text)
 
     def scene(self, script: str, root_type: str = "Node2D") -> str:
         """A scene of one ``root_type`` node running ``res://{script}``."""
@@ -112,11 +113,28 @@ class Engine:
                 f'[ext_resource path="res://{script}" type="Script" id=1]\n\n'
                 f'[node name="Root" type="{root_type}"]\nscript = ExtResource( 1 )\n'
             )
-        return (
+        return with_unique_ids(
             "[gd_scene load_steps=2 format=3]\n\n"
             f'[ext_resource type="Script" path="res://{script}" id="1_s"]\n\n'
             f'[node name="Root" type="{root_type}"]\nscript = ExtResource("1_s")\n'
         )
+
+
+_NODE = re.compile(r'^\[node name="[^"]*"[^\]]*?(?<! unique_id=\d)\]$', re.M)
+
+
+def with_unique_ids(scene: str) -> str:
+    """Give each node of a Godot 4 scene the ``unique_id`` the 4.6 editor writes. Without
+    it the engine draws a random one at every export, and the same project exports to other
+    bytes each time."""
+
+    def add(match: re.Match[str]) -> str:
+        line = match.group(0)
+        if "unique_id=" in line:
+            return line
+        return f"{line[:-1]} unique_id={zlib.crc32(line.encode()) & 0x7FFFFFFF}]"
+
+    return _NODE.sub(add, scene)
 
 
 # Godot 3 names the fixtures use, and Godot 4's.
