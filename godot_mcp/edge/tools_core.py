@@ -138,7 +138,7 @@ TOOLS = [
                 "properties": {
                     "version": _NULLABLE_STRING,
                     "headless_version": _NULLABLE_STRING,
-                    "major": {"type": ["integer", "null"]},
+                    "major": {"anyOf": [INTEGER, NULL]},
                 },
                 "required": ["version", "headless_version", "major"],
                 "additionalProperties": False,
