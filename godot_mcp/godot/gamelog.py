@@ -268,4 +268,7 @@ def decode_cursor(cursor: str) -> int:
     head, _, number = raw.partition(":")
     if head != "log" or not number.isdigit() or len(number) > 18:
         raise ValueError("invalid cursor")
+    # Base64 decoding forgives stray trailing characters: only the exact form is ours.
+    if encode_cursor(int(number)) != cursor:
+        raise ValueError("invalid cursor")
     return int(number)

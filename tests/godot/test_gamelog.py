@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from godot_mcp.godot.gamelog import MAX_LINE, GameLog, decode_cursor, encode_cursor
 
 
@@ -61,3 +63,13 @@ def test_min_level_filters_without_losing_the_place() -> None:
     assert [e.text for e in page.entries] == ["ERROR: bad"] and page.next_seq == 4
     one = log.read(None, 1)
     assert [e.text for e in one.entries] == ["a"] and one.next_seq == 1
+
+
+def test_only_a_cursor_in_its_exact_form_is_ours() -> None:
+    cursor = encode_cursor(61)
+    assert decode_cursor(cursor) == 61
+    # Base64 alone would forgive characters outside its alphabet and padding: a cursor is
+    # taken only as written.
+    for forged in (cursor + "!", "!" + cursor, cursor + "=", cursor + "==", "nonsense"):
+        with pytest.raises(ValueError, match="invalid cursor"):
+            decode_cursor(forged)

@@ -413,6 +413,19 @@ async def test_a_wait_on_a_log_line_from_a_cursor_sees_what_the_input_just_print
                 {"session_id": sid, "until": {"log": line}, "timeout_seconds": 0.5},
             )
             assert late.structured_content["outcome"] == "timeout", late.structured_content
+            for bad in ("nonsense", cursor + "!"):
+                r = await c.call_tool(
+                    "runtime_wait",
+                    {
+                        "session_id": sid,
+                        "until": {"log": line, "cursor": bad},
+                        "timeout_seconds": 2,
+                    },
+                )
+                assert r.structured_content == {
+                    "outcome": "invalid_argument",
+                    "message": "invalid cursor",
+                }, (bad, r.structured_content)
             await ok(c, "runtime.session.stop", {"session_id": sid})
 
 
