@@ -29,13 +29,13 @@ from godot_mcp.godot.presets import Preset, expected_outputs, find_preset, proje
 from godot_mcp.godot.presets import read_presets as read_project_presets
 from tests.godot.export_fixtures import make_project, sha256
 from tests.runtime.test_captures import fetch
-from tests.runtime.test_export_safety import pack_files
+from tests.runtime.test_export_safety import add_export_plugin, pack_files
 from tests.runtime.test_exports import run_export
+from tests.support import engines
+from tests.support.engines import Engine
 from tests.support.servers import ServedProject, serve_project, stdio_client
 
-pytestmark = [pytest.mark.anyio, pytest.mark.godot]
-
-RUNNER = "/usr/bin/godot3-runner"
+pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 ANDROID_AND_WINDOWS = """
 [preset.2]
 
@@ -64,12 +64,22 @@ custom_template/debug=""
 
 
 def require_binaries() -> None:
-    """Skip loudly when Godot 3's headless build, its runner (the template) or bwrap is absent."""
-    missing = [b for b in ("godot3-server", "godot3-runner", "bwrap") if shutil.which(b) is None]
-    if missing:
-        reason = f"SKIPPED LOUDLY: {', '.join(missing)} not installed; custom templates untested"
+    """Fail in CI, skip loudly elsewhere, when the engine (its headless build, its templates)
+    or bwrap is absent."""
+    engines.current().require()
+    if shutil.which("bwrap") is None:
+        reason = "SKIPPED LOUDLY: bwrap not installed; custom templates untested"
         warnings.warn(reason, stacklevel=2)
         pytest.skip(reason)
+
+
+def system_template(kind: str = "release") -> str:
+    """The engine's own template installed by Debian: godot3-runner for both kinds, or
+    Godot 4's godot-template-release / -debug."""
+    engine = engines.current()
+    found = shutil.which(engine.release_template if kind == "release" else engine.debug_template)
+    assert found, kind
+    return found
 
 
 def set_template(
@@ -152,7 +162,9 @@ async def export_and_check(
     else:
         assert hashlib.sha256(binary).hexdigest() == sha256(template)
         assert binary == reference
-        assert "res://main.tscn" in pack_files(got["game.pck"])
+        # Godot 4 exports the scene converted, under .godot/exported, with a remap at its name.
+        scene = "res://main.tscn" if engines.current().major == 3 else "res://main.tscn.remap"
+        assert scene in pack_files(got["game.pck"])
     out = tmp_path / f"run-{kind}"
     out.mkdir()
     for name, data in got.items():
@@ -170,15 +182,17 @@ async def export_and_check(
 
 @pytest.mark.parametrize("kind", ["release", "debug"])
 async def test_a_full_export_takes_the_system_runner_as_its_custom_template(tmp_path, kind):
-    """No installed template at all: the preset's /usr/bin/godot3-runner is the only one."""
+    """No installed template at all: the preset's /usr/bin template (godot3-runner, or
+    Godot 4's godot-template-release/-debug) is the only one."""
     require_binaries()
-    project = make_project(tmp_path / "project", 3)
-    set_template(project, kind, RUNNER)
+    runner = system_template(kind)
+    project = make_project(tmp_path / "project")
+    set_template(project, kind, runner)
     with anyio.fail_after(240):
         async with stdio_client(project, tmp_path / "state", env=no_templates(tmp_path)) as c:
-            await export_and_check(c, kind, Path(RUNNER), tmp_path)
+            await export_and_check(c, kind, Path(runner), tmp_path)
     # The server's copy was pointed at the bound file; the project itself is unchanged.
-    assert f'custom_template/{kind}="{RUNNER}"' in (project / "export_presets.cfg").read_text()
+    assert f'custom_template/{kind}="{runner}"' in (project / "export_presets.cfg").read_text()
     assert TEMPLATE_MOUNT not in (project / "export_presets.cfg").read_text()
 
 
@@ -190,27 +204,15 @@ async def test_a_template_copied_outside_the_project_is_used_and_checked(tmp_pat
     opt = tmp_path / "opt" / "godot"
     opt.mkdir(parents=True)
     template = opt / "linux_template.x86_64"
-    shutil.copyfile(RUNNER, template)
+    shutil.copyfile(system_template(), template)
     template.chmod(0o755)
     link = tmp_path / "opt" / "current-template"
     link.symlink_to(template)
-    project = make_project(tmp_path / "project", 3)
+    project = make_project(tmp_path / "project")
     set_template(project, "release", str(link), embed=embed)
     with anyio.fail_after(240):
         async with stdio_client(project, tmp_path / "state", env=no_templates(tmp_path)) as c:
             await export_and_check(c, "release", template, tmp_path, embed=embed)
-
-
-EXPORT_PLUGIN = """\
-tool
-extends EditorExportPlugin
-func _export_begin(features, is_debug, path, flags):
-\tfor secret in [{paths}]:
-\t\tvar f = File.new()
-\t\tif f.open(secret, File.READ) == OK:
-\t\t\tadd_file("res://stolen/" + secret.get_file(), f.get_buffer(64), false)
-\t\t\tprint("READ ", secret)
-"""
 
 
 async def test_the_sandbox_sees_the_template_file_alone_not_its_folder(tmp_path):
@@ -220,29 +222,19 @@ async def test_the_sandbox_sees_the_template_file_alone_not_its_folder(tmp_path)
     opt = tmp_path / "opt"
     opt.mkdir()
     template = opt / "template.x86_64"
-    shutil.copyfile(RUNNER, template)
+    shutil.copyfile(system_template(), template)
     (opt / "beside.txt").write_text("next to the template\n")
-    project = make_project(tmp_path / "project", 3)
+    project = make_project(tmp_path / "project")
     set_template(project, "release", str(template))
-    with open(project / "project.godot", "a") as f:
-        f.write('\n[editor_plugins]\n\nenabled=PoolStringArray( "x" )\n')
-    addon = project / "addons" / "x"
-    addon.mkdir(parents=True)
-    (addon / "plugin.cfg").write_text(
-        '[plugin]\nname="x"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n'
-    )
-    (addon / "plugin.gd").write_text(
-        "tool\nextends EditorPlugin\nfunc _enter_tree():\n"
-        '\tadd_export_plugin(preload("res://addons/x/exp.gd").new())\n'
-    )
     paths = [str(template), str(opt / "beside.txt"), f"{TEMPLATE_MOUNT}/release"]
-    (addon / "exp.gd").write_text(EXPORT_PLUGIN.format(paths=", ".join(f'"{p}"' for p in paths)))
+    add_export_plugin(project, [f'"{p}"' for p in paths])
     with anyio.fail_after(240):
         async with stdio_client(project, tmp_path / "state", env=no_templates(tmp_path)) as c:
             body = await run_export(c, "Linux/X11", "release")
             assert body["state"] == "succeeded", body
             pck = next(o for o in body["outputs"] if o["name"] == "game.pck")
             files = pack_files(await fetch(c, pck, chunk=1 << 20))
+    assert "res://plugin_ran" in files
     stolen = {p for p in files if p.startswith("res://stolen/")}
     # The bound template itself is readable where the preset copy points; nothing else is.
     assert stolen == {"res://stolen/release"}, stolen
@@ -256,13 +248,15 @@ def test_the_runner_binds_exactly_the_one_checked_file(tmp_path):
     opt = tmp_path / "opt"
     opt.mkdir()
     template = opt / "template.x86_64"
-    shutil.copyfile(RUNNER, template)
-    project = make_project(tmp_path / "project", 3)
+    shutil.copyfile(system_template("debug"), template)
+    project = make_project(tmp_path / "project")
     set_template(project, "debug", str(template))
+    engine = engines.current()
     runner = ExportRunner(
-        shutil.which("godot3-server") or "godot3-server",
+        shutil.which(engine.headless) or engine.headless,
         tmp_path / "work",
         env={**os.environ, **no_templates(tmp_path)},
+        godot_major=engine.major,
     )
     preset = find_preset(read_project_presets(project), "Linux/X11")
     expected = expected_outputs(project_name(project), preset, "debug")
@@ -288,10 +282,9 @@ def test_the_runner_binds_exactly_the_one_checked_file(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject]:
-    require_binaries()
-    base = tmp_path_factory.mktemp("refusals")
-    project = make_project(base / "project", 3)
+def refusing(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[ServedProject]:
+    base = tmp_path_factory.mktemp(f"refusals-{engine.name}")
+    project = make_project(base / "project", engine.major)
     with open(project / "export_presets.cfg", "a") as f:
         f.write(ANDROID_AND_WINDOWS)
     (project / "shadow").symlink_to("/etc/shadow")
@@ -300,7 +293,7 @@ def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject
     (outside / "notes.txt").write_text("not a template\n")
     with zipfile.ZipFile(outside / "template.zip", "w") as z:
         z.writestr("godot.x86_64", b"\x7fELF" + b"\0" * 60)
-    shutil.copyfile(RUNNER, outside / "elf-template")
+    shutil.copyfile(shutil.which(engine.release_template) or "", outside / "elf-template")
     (outside / "folder").mkdir()
     os.mkfifo(outside / "fifo")
     served = serve_project(project, base / "state")
@@ -326,7 +319,8 @@ REFUSALS = [
     ("Android", "release", "{outside}/elf-template", "not a zip archive"),
     ("Windows", "debug", "{outside}/elf-template", "not a Windows (PE) executable"),
 ]
-PLATFORMS = {"Linux/X11": "Linux/X11", "Android": "Android", "Windows": "Windows Desktop"}
+# The platform each preset names (the Linux one: Godot 3 "Linux/X11", Godot 4 "Linux").
+PLATFORMS = {"Android": "Android", "Windows": "Windows Desktop"}
 
 
 @pytest.mark.parametrize(
@@ -366,7 +360,7 @@ async def test_a_file_that_is_not_a_template_is_refused_naming_why(
     assert body["outcome"] == "invalid_argument", body
     assert body["message"] == (
         f"preset {preset!r}: its custom_template/{kind} lies outside the project and is not "
-        f"an export template for {PLATFORMS[preset]}: {reason or _shadow_reason()}"
+        f"an export template for {platform_of(preset)}: {reason or _shadow_reason()}"
     )
     # No path at all: not what was written, not where a link leads, not the state dir.
     said = body["message"]
@@ -375,6 +369,12 @@ async def test_a_file_that_is_not_a_template_is_refused_naming_why(
     # Refused before anything was made: no export, no work dir, no artifact.
     assert list((state / "exports").iterdir()) == []
     assert resources == []
+
+
+def platform_of(preset: str) -> str:
+    if preset == "Linux/X11":
+        return "Linux/X11" if engines.current().major == 3 else "Linux"
+    return PLATFORMS[preset]
 
 
 async def test_a_relative_template_path_is_refused(refusing) -> None:
@@ -403,7 +403,7 @@ def _preset(platform: str, path: str) -> Preset:
 
 def test_the_template_format_follows_the_platform(tmp_path):
     elf = tmp_path / "elf"
-    shutil.copyfile(shutil.which("godot3-runner") or "/bin/true", elf)
+    shutil.copyfile(system_template(), elf)
     zipped = tmp_path / "template.zip"
     with zipfile.ZipFile(zipped, "w") as z:
         z.writestr("a", b"a")
@@ -480,7 +480,7 @@ def test_a_template_the_server_cannot_read_is_refused():
     try:
         folder.chmod(0o711)
         template = folder / "template.x86_64"
-        shutil.copyfile(shutil.which("godot3-runner") or "/bin/true", template)
+        shutil.copyfile(system_template(), template)
         template.chmod(0o000)
         preset = Preset("L", "Linux/X11", "build/game", custom_release=str(template))
         if os.geteuid() == 0:

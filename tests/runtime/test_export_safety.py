@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import struct
+from pathlib import Path
 
 import anyio
 import pytest
@@ -197,31 +198,50 @@ async def test_a_disk_filled_during_an_export_ends_it_with_a_typed_outcome(tmp_p
     shutil.rmtree(tmp_path / "big")
 
 
+# An export plugin that tries to read the store and the machine's secrets into the pack, and
+# marks the pack so the test knows it ran. {read} opens ``secret`` the engine's way and takes
+# its first 64 KiB (enough to show any secret's head).
 EXPORT_PLUGIN = """\
-tool
-extends EditorExportPlugin
-func _export_begin(features, is_debug, path, flags):
-\tvar state = path.get_base_dir().get_base_dir().get_base_dir().get_base_dir()
-\tfor secret in [state + "/store.db", "/etc/shadow", "/etc/passwd"]:
-\t\tvar f = File.new()
-\t\tif f.open(secret, File.READ) == OK:
-\t\t\tadd_file("res://stolen/" + secret.get_file(), f.get_buffer(f.get_len()), false)
-\t\t\tprint("STOLE ", secret)
-"""
-
-EXPORT_PLUGIN4 = """\
-@tool
 extends EditorExportPlugin
 func _get_name():
 \treturn "x"
 func _export_begin(features, is_debug, path, flags):
+\tadd_file("res://plugin_ran", PoolByteArray([1]), false)
 \tvar state = path.get_base_dir().get_base_dir().get_base_dir().get_base_dir()
-\tfor secret in [state + "/store.db", "/etc/shadow", "/etc/passwd"]:
-\t\tvar f = FileAccess.open(secret, FileAccess.READ)
-\t\tif f != null:
-\t\t\tadd_file("res://stolen/" + secret.get_file(), f.get_buffer(f.get_length()), false)
+\tfor secret in [{secrets}]:
+{read}
+\t\t\tadd_file("res://stolen/" + secret.get_file(), data, false)
 \t\t\tprint("STOLE ", secret)
 """
+_READ = {
+    3: "\t\tvar f = File.new()\n\t\tif f.open(secret, File.READ) == OK:\n"
+    "\t\t\tvar data = f.get_buffer(65536)",
+    4: "\t\tvar f = FileAccess.open(secret, FileAccess.READ)\n\t\tif f != null:\n"
+    "\t\t\tvar data = f.get_buffer(65536)",
+}
+
+
+def add_export_plugin(project: Path, secrets: list[str]) -> None:
+    """Enable an editor plugin whose export plugin tries to copy ``secrets`` (GDScript
+    expressions) into the pack: project code that runs inside every export."""
+    engine = engines.current()
+    enabled = 'PoolStringArray( "x" )'
+    if engine.major == 4:
+        enabled = 'PackedStringArray("res://addons/x/plugin.cfg")'
+    with open(project / "project.godot", "a") as f:
+        f.write(f"\n[editor_plugins]\n\nenabled={enabled}\n")
+    addon = project / "addons" / "x"
+    addon.mkdir(parents=True)
+    (addon / "plugin.cfg").write_text(
+        '[plugin]\nname="x"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n'
+    )
+    tool = "@tool" if engine.major == 4 else "tool"
+    (addon / "plugin.gd").write_text(
+        f"{tool}\nextends EditorPlugin\nfunc _enter_tree():\n"
+        '\tadd_export_plugin(preload("res://addons/x/exp.gd").new())\n'
+    )
+    script = EXPORT_PLUGIN.format(secrets=", ".join(secrets), read=_READ[engine.major])
+    (addon / "exp.gd").write_text(engine.port(f"{tool}\n{script}"))
 
 
 def _png() -> bytes:
@@ -248,23 +268,7 @@ async def test_project_code_and_import_remaps_see_nothing_outside_the_copy(tmp_p
     import subprocess
 
     project = make_project(tmp_path / "project")
-    with open(project / "project.godot", "a") as f:
-        godot4 = engines.current().major == 4
-        enabled = 'PoolStringArray( "x" )'
-        if godot4:
-            enabled = 'PackedStringArray("res://addons/x/plugin.cfg")'
-        f.write(f"\n[editor_plugins]\n\nenabled={enabled}\n")
-    addon = project / "addons" / "x"
-    addon.mkdir(parents=True)
-    (addon / "plugin.cfg").write_text(
-        '[plugin]\nname="x"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n'
-    )
-    (addon / "plugin.gd").write_text(
-        ("@tool" if godot4 else "tool")
-        + "\nextends EditorPlugin\nfunc _enter_tree():\n"
-        + '\tadd_export_plugin(preload("res://addons/x/exp.gd").new())\n'
-    )
-    (addon / "exp.gd").write_text(EXPORT_PLUGIN4 if godot4 else EXPORT_PLUGIN)
+    add_export_plugin(project, ['state + "/store.db"', '"/etc/shadow"', '"/etc/passwd"'])
     (project / "x.png").write_bytes(_png())
     xdg = tmp_path / "xdg"
     pack = ["--path", str(project), "--export-pack", "Pack", str(tmp_path / "f.pck")]
@@ -285,7 +289,9 @@ async def test_project_code_and_import_remaps_see_nothing_outside_the_copy(tmp_p
             for out in body["outputs"]:
                 data = await fetch(c, out, chunk=256 * 1024)
                 assert b"SQLite format 3" not in data and b"root:" not in data
-                assert "res://stolen/" not in pack_files(data)
+                files = pack_files(data)
+                assert "res://plugin_ran" in files  # the plugin did run inside the export
+                assert not [name for name in files if name.startswith("res://stolen/")]
 
 
 async def test_a_custom_template_outside_the_project_and_the_templates_is_refused(tmp_path):

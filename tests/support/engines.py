@@ -143,6 +143,7 @@ _RENAMES4 = (
     ('type="Sprite"', 'type="Sprite2D"'),
     ('type="Texture"', 'type="Texture2D"'),
     ("PoolStringArray", "PackedStringArray"),
+    ("PoolByteArray", "PackedByteArray"),
     ("margin_", "offset_"),
 )
 
