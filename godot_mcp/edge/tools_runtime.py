@@ -195,6 +195,7 @@ _LINE = {
             "additionalProperties": False,
         },
         "truncated": {"const": True},
+        "startup": {"const": True},
     },
     "required": ["seq", "stream", "level", "text"],
     "additionalProperties": False,
@@ -205,8 +206,10 @@ TOOLS += [
         "runtime.log.read",
         "Read a game's log",
         "The game's own stdout and stderr, from its start: lines with their level, and for "
-        "errors and warnings the res:// place Godot names. Page with next_cursor; dropped "
-        "says how many lines fell out of the bounded buffer. Cheap: no Godot call.",
+        "errors and warnings the res:// place Godot names; startup marks the engine's "
+        "start-up lines (renderer, audio, Godot 4's Vulkan probe), which say nothing about "
+        "the game. Page with next_cursor; dropped says how many lines fell out of the "
+        "bounded buffer. Cheap: no Godot call.",
         log_read,
         args=(
             SESSION_ID,

@@ -13,8 +13,12 @@ start-up crashes are in the log too. Each line becomes an :class:`Entry`:
   before them in the same stream, never returned on their own;
 * a line longer than ``MAX_LINE`` characters is cut and flagged ``truncated``.
 
-Engine start-up lines that say nothing about the project (this machine's locale and audio
-fallbacks) are left out. The buffer keeps at least ``MAX_LINES`` lines or ``MAX_BYTES`` of
+* ``startup``: the engine's start-up lines that say nothing about the project (the banner,
+  the renderer, this machine's locale and audio fallbacks, Godot 4's Vulkan probe, see
+  :mod:`engine_lines`) are kept and marked, never dropped; they keep their level but a
+  ``min_level`` above ``print`` leaves them out.
+
+No line is left out. The buffer keeps at least ``MAX_LINES`` lines or ``MAX_BYTES`` of
 text, whichever holds fewer, and counts what fell out: a reader is told how many lines it
 missed (``dropped``), never nothing.
 """
@@ -29,6 +33,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from godot_mcp.godot import engine_lines
+
 __all__ = ["LEVELS", "MAX_LINE", "Entry", "GameLog", "Page", "decode_cursor", "encode_cursor"]
 
 MAX_LINES = 10_000
@@ -36,18 +42,10 @@ MAX_BYTES = 4 << 20
 MAX_LINE = 10_000
 LEVELS = ("print", "warning", "error")
 _RANK = {name: i for i, name in enumerate(LEVELS)}
-_ERROR = re.compile(r"^(?:USER )?(?:SCRIPT )?ERROR: ")
-_WARNING = re.compile(r"^(?:USER )?WARNING: ")
-_PARSE = re.compile(r"Parse Error", re.IGNORECASE)
 _AT3 = re.compile(r"^\s+At: (.*?)\.?\s*$")  # Godot 3: "   At: res://x.gd:3."
 _AT4 = re.compile(r"^\s+at: (.*)$")  # Godot 4: "   at: _ready (res://x.gd:3)"
 _FRAME = re.compile(r"^\s+(?:GDScript backtrace|\[\d+\] )")  # Godot 4.3+ backtrace lines
 _RES = re.compile(r"(res://[^\s():]+?):(\d+)")
-_NOISE = (
-    re.compile(r"Invalid locale '|Unsupported locale '|locale .* not supported"),
-    re.compile(r"ALSA lib |AudioDriver|audio driver|PulseAudio|Using dummy audio"),
-    re.compile(r"make_dir_recursive"),
-)
 
 
 @dataclass
@@ -60,6 +58,7 @@ class Entry:
     text: str
     source: tuple[str, int] | None = None
     truncated: bool = False
+    startup: bool = False
 
     def as_dict(self) -> dict[str, object]:
         """The entry as ``runtime.log.read`` answers it."""
@@ -73,7 +72,16 @@ class Entry:
             out["source"] = {"path": self.source[0], "line": self.source[1]}
         if self.truncated:
             out["truncated"] = True
+        if self.startup:
+            out["startup"] = True
         return out
+
+    @property
+    def rank(self) -> int:
+        """Its rank for ``min_level``: a start-up line is read at ``print`` whatever its
+        level, so asking for errors (or waiting for one) is not answered by the engine's
+        own probes."""
+        return 0 if self.startup else _RANK[self.level]
 
     def size(self) -> int:
         """Bytes this entry holds against the buffer's bound."""
@@ -111,7 +119,6 @@ class GameLog:
         self._bytes = 0
         self._partial: dict[str, bytes] = {}
         self._last: dict[str, Entry | None] = {}
-        self._folding: dict[str, bool] = {}
         self.lock = threading.Lock()  # fed by the pipe readers' threads, read by the loop
 
     # -- feeding ---------------------------------------------------------------------------
@@ -143,15 +150,9 @@ class GameLog:
         if self.take is not None and self.take(stream, text, self.next_seq):
             return
         last = self._last.get(stream)
-        if last is not None and self._folding.get(stream) and self._fold(last, text):
+        if last is not None and self._fold(last, text):
             return
-        if any(n.search(text) for n in _NOISE):
-            return
-        level = "print"
-        if _ERROR.match(text) or (_PARSE.search(text) and text.startswith("ERROR")):
-            level = "error"
-        elif _WARNING.match(text):
-            level = "warning"
+        level = engine_lines.level(text)
         truncated = len(text) > MAX_LINE
         entry = Entry(
             self.next_seq,
@@ -160,12 +161,12 @@ class GameLog:
             self.scrub(text[:MAX_LINE]),
             _source(text) if level != "print" else None,
             truncated,
+            engine_lines.is_startup(text),
         )
         self.next_seq += 1
         self.entries.append(entry)
         self._bytes += entry.size()
         self._last[stream] = entry
-        self._folding[stream] = level != "print"
         while self.entries and (len(self.entries) > self.max_lines or self._bytes > self.max_bytes):
             gone = self.entries.popleft()
             self._bytes -= gone.size()
@@ -176,7 +177,7 @@ class GameLog:
         match = _AT3.match(text) or _AT4.match(text)
         if match is None and not _FRAME.match(text):
             return False
-        if entry.source is None:
+        if entry.source is None and entry.level != "print":
             entry.source = _source(text)
         return True
 
@@ -208,7 +209,7 @@ class GameLog:
         out: list[Entry] = []
         next_seq = max(start, oldest)
         for entry in self._from(max(start, oldest)):
-            if _RANK[entry.level] >= rank:
+            if entry.rank >= rank:
                 if len(out) >= max_lines or not fits(entry):
                     break
                 out.append(entry)
@@ -226,7 +227,7 @@ class GameLog:
         """True when a line at ``min_level`` or above arrived at or after ``seq``."""
         rank = _RANK[min_level]
         with self.lock:
-            return any(_RANK[e.level] >= rank for e in self._from(seq))
+            return any(e.rank >= rank for e in self._from(seq))
 
     def tail(self, lines: int) -> list[str]:
         """The texts of the last ``lines`` entries."""

@@ -23,6 +23,7 @@ from typing import IO, Any, TypeVar
 
 import anyio
 
+from godot_mcp.godot import engine_lines
 from godot_mcp.godot.bridge import (
     MARK_PREFIX,
     SECRET_ENV,
@@ -383,7 +384,8 @@ class GameSession:
             raise GameFailed(f"the game session is {state}")
 
     def _exit_error(self, code: int | None, when: str = "") -> GameError:
-        lines = [line for line in self.log_tail(12).splitlines() if not _is_startup(line)]
+        tail_lines = self.log_tail(12).splitlines()
+        lines = [line for line in tail_lines if not engine_lines.is_startup(line)]
         tail = one_line("\n".join(lines[-6:]), 400)
         return GameFailed(f"game exited with code {code}{when}: {tail or 'no output'}")
 
@@ -614,25 +616,12 @@ def _pump(log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
     return thread
 
 
-# Lines that can say why a scene failed: the engine's errors and warnings and parse errors.
-# The renderer's start-up lines (banner, OpenGL version, V-Sync) and Godot 4's Vulkan probe
-# under a display without Vulkan say nothing about the scene.
-_WHY = re.compile(r"^(?:USER |SCRIPT )?(?:ERROR|WARNING): |Parse Error", re.IGNORECASE)
-_STARTUP_PROBE = re.compile(r"VK_KHR_surface|Vulkan|V-Sync|OpenGL API|rendering device")
-
-
-_BANNER = re.compile(r"^Godot Engine v|^OpenGL (?:ES|API) |V-Sync|VK_KHR_surface|^Vulkan ")
-
-
-def _is_startup(line: str) -> bool:
-    """The engine's start-up lines (banner, renderer, V-Sync, Vulkan probe): never a reason."""
-    return bool(_BANNER.search(line.strip()))
-
-
 def _is_noise(line: str) -> bool:
-    """Log lines that say nothing about why a scene failed."""
+    """Log lines that say nothing about why a scene failed: not an error, warning or parse
+    error, or one of the engine's start-up lines."""
     text = line.strip()
-    return not _WHY.search(text) or bool(_STARTUP_PROBE.search(text))
+    telling = engine_lines.level(text) != "print" or "parse error" in text.lower()
+    return not telling or engine_lines.is_startup(text)
 
 
 def _frames(reply: dict[str, Any], count: int) -> list[dict[str, Any]]:

@@ -34,12 +34,49 @@ def test_godot_3_and_4_locations_fold_into_the_entry_before_them_in_their_stream
     assert entries[5]["text"] == "   indented print stays a print"
 
 
-def test_long_lines_are_cut_and_flagged_and_noise_is_left_out() -> None:
+def test_long_lines_are_cut_and_flagged() -> None:
     log = GameLog()
-    log.feed("stdout", b"x" * (MAX_LINE + 50) + b"\nERROR: Invalid locale 'C'\nkept\n")
+    log.feed("stdout", b"x" * (MAX_LINE + 50) + b"\nkept\n")
     entries = log.read(None, 10).entries
     assert [len(e.text) for e in entries] == [MAX_LINE, 4]
     assert entries[0].truncated is True and entries[1].truncated is False
+
+
+def test_no_line_is_dropped_and_start_up_lines_are_marked() -> None:
+    log = GameLog()
+    log.feed(
+        "stderr",
+        b"ERROR: Required extension VK_KHR_surface not found.\n"
+        b"   at: initialize (drivers/vulkan/rendering_context_driver_vulkan.cpp:560)\n"
+        b"ERROR: Invalid locale 'C'\n"
+        b"ERROR: make_dir_recursive: Method failed. Returning: err\n"
+        b"   At: core/os/dir_access.cpp:406.\n",
+    )
+    log.feed("stdout", b"Godot Engine v4.6.3.stable - https://godotengine.org\nmine\n")
+    rows = [e.as_dict() for e in log.read(None, 10).entries]
+    assert [(r["stream"], r["level"], r["text"], r.get("startup")) for r in rows] == [
+        ("stderr", "error", "ERROR: Required extension VK_KHR_surface not found.", True),
+        ("stderr", "error", "ERROR: Invalid locale 'C'", True),
+        # The game's own failing make_dir_recursive is the game's: kept, not marked, and its
+        # At: line is folded into it, never left alone as a print.
+        ("stderr", "error", "ERROR: make_dir_recursive: Method failed. Returning: err", None),
+        ("stdout", "print", "Godot Engine v4.6.3.stable - https://godotengine.org", True),
+        ("stdout", "print", "mine", None),
+    ]
+    # Asking for errors, or waiting for one, is not answered by the engine's probes.
+    errors = log.read(None, 10, "error").entries
+    assert [e.text for e in errors] == [
+        "ERROR: make_dir_recursive: Method failed. Returning: err"
+    ]
+    assert log.has_new(2, "error") and not log.has_new(3, "error")
+    assert not log.has_new(3, "warning")
+
+
+def test_a_location_line_after_a_print_is_folded_too() -> None:
+    log = GameLog()
+    log.feed("stdout", b"plain\n   At: res://x.gd:3.\n")
+    rows = [e.as_dict() for e in log.read(None, 10).entries]
+    assert rows == [{"seq": 0, "stream": "stdout", "level": "print", "text": "plain"}]
 
 
 def test_the_buffer_is_bounded_and_counts_what_fell_out() -> None:

@@ -105,6 +105,14 @@ async def test_the_log_has_levels_streams_and_the_source_of_a_runtime_error(log_
             warning = next(line for line in every if "careful now" in line["text"])
             assert warning["level"] == "warning"
             assert not any(line["text"].strip().startswith("At:") for line in every)
+            # The engine's start-up lines are kept and marked, and only they are.
+            banner = next(line for line in every if line["text"].startswith("Godot Engine v"))
+            assert (banner["level"], banner.get("startup")) == ("print", True)
+            marked = [line for line in every if line.get("startup")]
+            kinds = ("Godot Engine v", "locale", "OpenGL", "Vulkan", "VK_KHR", "V-Sync", "audio")
+            odd = [ln["text"] for ln in marked if not any(k in ln["text"] for k in kinds)]
+            assert not odd, odd
+            assert not hello.get("startup") and not boom.get("startup")
             shot = (await ok(c, "runtime.log.capture", {"session_id": sid}))["artifact"]
             assert shot["mime_type"] == "text/plain; charset=utf-8"
             text = (await fetch(c, shot)).decode()

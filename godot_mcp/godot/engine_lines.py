@@ -1,0 +1,86 @@
+"""What a line of Godot's own output is: an error, a warning, or a start-up line.
+
+Start-up lines say nothing about the project: the banner, the renderer and V-Sync lines, this
+machine's locale and audio fallbacks, and Godot 4's Vulkan probe. A Forward+ project started
+where there is no Vulkan (Xvfb, most CI) logs ``ERROR: Required extension VK_KHR_surface not
+found`` (and on some versions ``Vulkan``/``rendering device`` lines) before Godot 4.4+ falls
+back to OpenGL by itself: an error line in form, the engine's probe in fact. Such lines are
+never a reason for a failure and are marked in a game's log, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["Reason", "first_reason", "is_error", "is_startup", "level"]
+
+_ERROR = re.compile(r"^(?:USER )?(?:SCRIPT )?ERROR: ")
+_WARNING = re.compile(r"^(?:USER )?WARNING: ")
+_PARSE = re.compile(r"Parse Error", re.IGNORECASE)
+_STARTUP = re.compile(
+    r"^Godot Engine v|^OpenGL (?:ES|API) |V-Sync|VK_KHR_surface|^Vulkan |[Vv]ulkan .*not |"
+    r"rendering device|Invalid locale '|Unsupported locale '|locale .* not supported|"
+    r"ALSA lib |AudioDriver|audio driver|PulseAudio|Using dummy audio"
+)
+# Lines of a process that failed before it could say anything of its own (the sandbox, the
+# dynamic loader, a shell): the reason when no engine error was printed.
+_FAILURE = re.compile(
+    r"^bwrap: |error while loading shared libraries|: not found$|^Segmentation fault|"
+    r"^Illegal instruction|cannot execute|Permission denied|No such file or directory"
+)
+
+
+def level(line: str) -> str:
+    """``error``, ``warning`` or ``print``, as a game's log classes ``line``."""
+    if _ERROR.match(line) or (_PARSE.search(line) and line.startswith("ERROR")):
+        return "error"
+    if _WARNING.match(line):
+        return "warning"
+    return "print"
+
+
+def is_error(line: str) -> bool:
+    """An engine or script error line (start-up probes included)."""
+    return level(line.strip()) == "error"
+
+
+def is_startup(line: str) -> bool:
+    """One of the engine's start-up lines, which say nothing about the project."""
+    return bool(_STARTUP.search(line.strip()))
+
+
+class Reason:
+    """Why a run failed, from its output seen line by line (memory: two lines).
+
+    The first error line that is not a start-up line (nor matched by ``ignore``), else the
+    first line of a process that failed before the engine spoke (the sandbox, the loader).
+    """
+
+    def __init__(self, ignore: re.Pattern[str] | None = None) -> None:
+        self.ignore = ignore
+        self._error = ""
+        self._failure = ""
+
+    def see(self, raw: str) -> None:
+        if self._error:
+            return
+        line = raw.strip()
+        if not line or is_startup(line) or (self.ignore is not None and self.ignore.search(line)):
+            return
+        if level(line) == "error":
+            self._error = line
+        elif not self._failure and _FAILURE.search(line):
+            self._failure = line
+
+    @property
+    def text(self) -> str:
+        """The reason, or ``""`` when the output gave none."""
+        return self._error or self._failure
+
+
+def first_reason(lines: list[str], ignore: re.Pattern[str] | None = None) -> str:
+    """:class:`Reason` over ``lines``."""
+    reason = Reason(ignore)
+    for line in lines:
+        reason.see(line)
+    return reason.text
