@@ -27,10 +27,15 @@ are never a project error)::
                           at: res://g.gd
     load                ERROR: open: res://s.tscn:4 -        ERROR: res://s.tscn:4 - Parse Error: m
                           Parse Error: m
+    load                SCRIPT ERROR: f: m                   SCRIPT ERROR: m
+                          At: res://g.gd:3.                    at: f (res://g.gd:3)
+                        a script error while the file loads (its scripts' ``_init``, ``setget``
+                        or setters ran and failed): "m (at res://g.gd:3)"
     load                END failed, none of the above for the file (the first error line is why)
 
 A dependency that exists in the project but does not load (an image never imported) is a
-``load`` problem of the scene, not a missing one. Each problem is reported once.
+``load`` problem of the scene, not a missing one; Godot 4 says so twice (the imported copy it
+cannot open, then the dependency), reported once. Each problem is reported once.
 
 Errors::
 
@@ -57,6 +62,7 @@ import anyio
 
 from godot_mcp.godot import sandbox, tree
 from godot_mcp.godot.child import Child
+from godot_mcp.godot.engine_lines import Reason
 from godot_mcp.godot.redact import PathPair, Scrubber
 
 SCRIPTS = frozenset({".gd"})
@@ -72,6 +78,8 @@ TMP_BYTES = 256 << 20  # what Godot may write (/tmp, /dev/shm) in the sandbox
 _SCRIPT = {3: "check3.gd", 4: "check4.gd"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SCRIPT_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(?:Parse|Compile) Error: (.*)$")
+# Any other script error: Godot 3 names the function first ("_init: m"), Godot 4 does not.
+_RUNTIME_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(.*)$")
 _AT = re.compile(r"^\s+(?:At: (res://.+):(\d+)\.?|at: .*\((res://.+):(\d+)\))\s*$")
 _FORMAT = re.compile(r"^ERROR: (?:\w+: )?(res://.+?):(\d+) - Parse Error: (.*?)\.?\s*$")
 _LINE_AND_MESSAGE = re.compile(r"(\d+) - Parse Error: (.*?)\.?\s*$")
@@ -258,6 +266,8 @@ class OutputReader:
     _first_error: str | None = None  # the first error line naming the current file
     _any_error: str | None = None  # else the first error line of its block
     _pending: str | None = None  # a script error waiting for its At: line
+    _running: str | None = None  # a runtime script error waiting for its At: line
+    _unimported: set[str] = field(default_factory=set)  # files with an imported copy missing
 
     def feed(self, raw: str) -> None:
         line = _ANSI.sub("", raw).rstrip("\r\n")[:MAX_LINE]
@@ -270,6 +280,13 @@ class OutputReader:
                 return
             if self.current is not None:
                 self._add(Problem("parse", self.current, message))
+        if self._running is not None:
+            message, self._running = self._running, None
+            at = _AT.match(line)
+            if at and self.current is not None:
+                where = f"{at.group(1) or at.group(3)}:{at.group(2) or at.group(4)}"
+                self._add(Problem("load", self.current, f"{message} (at {where})"))
+                return
         if line.startswith(self.mark + " "):
             self._marker(line[len(self.mark) + 1 :])
         elif self.current is not None:
@@ -312,6 +329,10 @@ class OutputReader:
             if not _CONSEQUENCE.search(script.group(1)):
                 self._pending = script.group(1).strip()
             return
+        running = _RUNTIME_ERROR.match(line)
+        if running:
+            self._running = running.group(1).strip().rstrip(".") or None
+            return
         fmt = self._format_error(line)
         if fmt is not None:
             path, number, message = fmt
@@ -325,6 +346,7 @@ class OutputReader:
         if imported and self.current is not None:
             why = f"Godot could not load {imported.group(1)} (is the project imported?)"
             self._add(Problem("load", self.current, why))
+            self._unimported.add(self.current)
             return
         error = _ERROR.match(line)
         if error is None or _NOISE.search(line):
@@ -359,7 +381,7 @@ class OutputReader:
             if len(self._followups) < MAX_PROBLEMS:
                 self._followups.append((Problem("load", owner, why, line), dep))
             self._own = self._own or owner == self.current
-        else:
+        elif owner not in self._unimported:  # Godot 4 said so already: its imported copy
             why = f"{dep} exists but does not load (is the project imported?)"
             self._add(Problem("load", owner, why, line))
 
@@ -418,7 +440,7 @@ class Check:
         self.known: frozenset[str] = frozenset()
         self.aliases: dict[str, str] = {}
         self._proc: Child | None = None
-        self._last_error = ""  # the last ERROR line of the last Godot run, for a failure
+        self._reason = ""  # why the last Godot run failed, from its output
         home = os.path.expanduser("~")
         self._pairs: list[PathPair] = [
             (str(self.project).rstrip("/") + "/", "res://"),
@@ -582,12 +604,12 @@ class Check:
         finally:
             await self.stop()
             self._proc.stdout.close()
-            self._last_error = lines.last_error
+            self._reason = lines.reason.text[:MAX_MESSAGE]
         return how
 
     def _why(self) -> str:
-        last = self._last_error
-        return f": {self.redact(last)}"[:MAX_MESSAGE] if last else ""
+        why = self._reason
+        return f": {self.redact(why)}"[:MAX_MESSAGE] if why else ""
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
@@ -604,7 +626,7 @@ class _Lines:
 
     def __init__(self) -> None:
         self._rest = b""
-        self.last_error = ""  # the last ERROR line seen, for a run that did not finish
+        self.reason = Reason(_NOISE)  # the engine's first error, for a run that did not finish
 
     def push(self, chunk: bytes) -> list[str]:
         """The lines ``chunk`` completes; an empty chunk (end of stream) flushes the rest."""
@@ -615,9 +637,7 @@ class _Lines:
             self._rest = b""
         out = [w.decode("utf-8", "replace") for w in whole]
         for line in out:
-            clean = _ANSI.sub("", line)
-            if clean.startswith("ERROR") and not _NOISE.search(clean):
-                self.last_error = clean[:MAX_MESSAGE]
+            self.reason.see(_ANSI.sub("", line)[:MAX_LINE])
         return out
 
 

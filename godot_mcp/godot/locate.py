@@ -73,7 +73,11 @@ def read_version(binary: str, timeout: float = VERSION_TIMEOUT) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    text = done.stdout.decode("utf-8", "replace")
+    return version_line(done.stdout.decode("utf-8", "replace"))
+
+
+def version_line(text: str) -> str | None:
+    """The version line of Godot's ``--version`` output (``4.6.3.stable.debian``), if any."""
     match = _VERSION.search(text)
     return match.group(0).strip() if match else None
 

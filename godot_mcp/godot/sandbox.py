@@ -29,6 +29,9 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from godot_mcp.godot import engine_lines
+from godot_mcp.godot.locate import version_line
+
 __all__ = ["availability", "bwrap", "environment", "wrap"]
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -48,27 +51,44 @@ def bwrap() -> str | None:
 
 
 @functools.cache
-def availability() -> str:
-    """``available``, or why exports cannot be sandboxed on this machine."""
+def availability(engine: str | None = None) -> str:
+    """``available``, or why exports cannot be sandboxed on this machine.
+
+    With ``engine`` (a Godot binary), the probe is that engine printing its version inside
+    the sandbox, as an export or check would start it: a sandbox that starts ``/bin/true``
+    but not the engine (its libraries, its folder) is not available.
+    """
     binary = bwrap()
     if binary is None:
         return (
             "unavailable: exports run Godot in a sandbox and need bubblewrap "
             "(apt-get install bubblewrap)"
         )
+    argv, ro, real = ["/bin/true"], [], ""
+    if engine is not None:
+        real = os.path.realpath(shutil.which(engine) or engine)
+        argv, ro = [real, "--version"], [Path(real).parent]
     try:
         probe = subprocess.run(
-            wrap(["/bin/true"], rw=(), ro=(), cwd=Path("/"), home=Path("/tmp")),
+            wrap(argv, rw=(), ro=ro, cwd=Path("/"), home=Path("/tmp")),
+            env=environment(os.environ),
             capture_output=True,
             timeout=20,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"unavailable: bubblewrap cannot start: {exc}"
-    if probe.returncode != 0:
-        first = probe.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-        why = first[0][:200] if first else f"exit status {probe.returncode}"
+    out = probe.stdout.decode("utf-8", "replace")
+    output = (out + probe.stderr.decode("utf-8", "replace")).splitlines()
+    # Godot's --version exit status means nothing (3.2.3 exits 255): its answer does.
+    if probe.returncode == 0 if engine is None else version_line(out) is not None:
+        return "available"
+    why = engine_lines.first_reason(output) or f"exit status {probe.returncode}"
+    if real:  # the engine by its name, not where it is
+        why = why.replace(real, Path(real).name).replace(str(Path(real).parent) + "/", "")
+    why = why[:200]
+    if engine is None or any(line.startswith("bwrap:") for line in output):
         return f"unavailable: bubblewrap cannot make a sandbox here: {why}"
-    return "available"
+    return f"unavailable: the engine does not start in the sandbox: {why}"
 
 
 _KEPT_ENV = ("LANG", "LANGUAGE", "TZ", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_NUMERIC")

@@ -91,12 +91,12 @@ class ExportService:
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
     def availability(self) -> str:
-        why = sandbox.availability()
-        if why != "available":
-            return why
         if not self.rt.godot.headless:
+            why = sandbox.availability()
+            if why != "available":
+                return why
             return "unavailable: no headless Godot binary found (godot3-server or Godot 4)"
-        return "available"
+        return sandbox.availability(self.rt.godot.headless)
 
     async def begin(self, caller: Caller, generation: int, preset_name: str, kind: str) -> str:
         """Start an export; returns its id at once.

@@ -140,6 +140,55 @@ def test_a_script_error_without_its_place_is_the_current_files():
     assert found(reader) == [("parse", "res://a.gd", None, "broken")]
 
 
+def test_a_script_error_while_a_file_loads_is_its_load_problem():
+    """Godot 4.6.3 runs a resource's script ``_init`` while loading it: infinite recursion
+    there is a script error (Godot 3.2.3 crashes instead); Godot 3 names the function."""
+    known = KNOWN | {"res://deep.tres", "res://rec.gd"}
+    reader = read(
+        f"{M} BEGIN res://deep.tres\n"
+        "SCRIPT ERROR: Stack overflow. Check for infinite recursion in your script.\n"
+        "          at: _init (res://rec.gd:3)\n"
+        "          GDScript backtrace (most recent call first):\n"
+        "              [0] _init (res://rec.gd:4)\n"
+        "ERROR: Stack underflow! (Engine Bug)\n"
+        "   at: exit_function (modules/gdscript/gdscript.h:530)\n"
+        f"{M} END ok res://deep.tres\n"
+        f"{M} BEGIN res://s.tscn\n"
+        "SCRIPT ERROR: _init: Invalid get index 'x' (on base: 'Nil').\n"
+        "   At: res://a.gd:4.\n"
+        f"{M} END ok res://s.tscn\n",
+        known,
+    )
+    assert found(reader) == [
+        (
+            "load",
+            "res://deep.tres",
+            None,
+            "Stack overflow. Check for infinite recursion in your script (at res://rec.gd:3)",
+        ),
+        ("load", "res://s.tscn", None, "Invalid get index 'x' (on base: 'Nil') (at res://a.gd:4)"),
+    ]
+
+
+def test_godot4s_two_lines_for_an_unimported_texture_are_one_problem():
+    reader = read(
+        f"{M} BEGIN res://s.tscn\n"
+        "ERROR: Failed loading resource: res://.godot/imported/imp.png-0123.ctex.\n"
+        "ERROR: res://s.tscn:6 - Parse Error: [ext_resource] referenced non-existent resource "
+        "at: res://icon.png.\n"
+        f"{M} END failed res://s.tscn\n"
+    )
+    assert found(reader) == [
+        (
+            "load",
+            "res://s.tscn",
+            None,
+            "Godot could not load res://.godot/imported/imp.png-0123.ctex "
+            "(is the project imported?)",
+        )
+    ]
+
+
 def test_forged_markers_need_the_nonce_and_messages_are_redacted_and_bounded():
     reader = check.OutputReader(
         M, KNOWN, lambda s: s.replace("/secret/dir", "<scratch>"), expected=["res://a.gd"]

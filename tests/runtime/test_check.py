@@ -254,6 +254,85 @@ async def test_a_check_past_its_time_limit_ends_with_its_process_group(tmp_path)
     assert not (tmp_path / "work").exists()
 
 
+BANNER = "echo 'Godot Engine v4.6.3.stable - https://godotengine.org'\n"
+PROBE = "echo 'ERROR: Required extension VK_KHR_surface not found.' >&2\n"
+LOADER = "echo 'godot: error while loading shared libraries: libGL.so.1' >&2\n"
+
+
+@pytest.mark.parametrize(
+    "output, code, why",
+    [
+        # The engine's first error line, its start-up probe left out.
+        (
+            BANNER + PROBE + LOADER + "echo 'ERROR: first' >&2\necho 'ERROR: second' >&2\n",
+            3,
+            "ERROR: first",
+        ),
+        # No error line of its own: the line of the process that failed before it spoke.
+        (BANNER + PROBE + LOADER, 127, "godot: error while loading shared libraries: libGL.so.1"),
+        (
+            BANNER + "echo 'bwrap: Creating new namespace failed: Operation not permitted'\n",
+            1,
+            "bwrap: Creating new namespace failed: Operation not permitted",
+        ),
+    ],
+)
+async def test_an_engine_that_fails_before_checking_says_why(tmp_path, output, code, why):
+    """A run that checked nothing answers the first line that says why (a stand-in engine:
+    what a real one prints when its libraries or the sandbox fail)."""
+    require_godot("godot3-server", "bwrap")
+    project = make(tmp_path / "p", CLEAN)
+    plan = tree.plan(project)
+    fake = tmp_path / "bin" / "godot"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\n{output}exit {code}\n")
+    fake.chmod(0o755)
+    job = check.Check(str(fake), engines.current().major, tmp_path / "work", project)
+    job.prepare(plan, check.select(plan, None))
+    job.launch()
+    with pytest.raises(check.CheckFailed) as caught:
+        await job.run(timeout=30)
+    assert caught.value.message == (
+        f"Godot exited with code {code} after checking 0 of 5 files: {why}"
+    )
+    job.cleanup()
+
+
+async def test_the_profile_probes_the_engine_itself_in_the_sandbox(tmp_path):
+    """An engine that answers --version outside the sandbox but cannot start inside it (here:
+    it needs a variable the sandbox does not pass on, as a real one needs its libraries) makes
+    exports and checks unavailable, with the engine's own line and not its path."""
+    require_godot("godot3-server", "bwrap")
+    engine = engines.current()
+    fake = tmp_path / "private" / "godot-headless"
+    fake.parent.mkdir()
+    fake.write_text(
+        '#!/bin/sh\nif [ -n "$OUTSIDE_THE_SANDBOX" ]; then echo 4.6.3.stable; exit 0; fi\n'
+        f"echo '{fake}: error while loading shared libraries: libgodot.so.4' >&2\nexit 127\n"
+    )
+    fake.chmod(0o755)
+    project = make(tmp_path / "p", CLEAN)
+    why = (
+        "unavailable: the engine does not start in the sandbox: "
+        "godot-headless: error while loading shared libraries: libgodot.so.4"
+    )
+    env = {"OUTSIDE_THE_SANDBOX": "1"}
+    with anyio.fail_after(60):
+        async with stdio_client(
+            project, tmp_path / "state", "--godot-headless", str(fake), env=env
+        ) as c:
+            profile = await ok(c, "server.profile")
+            assert profile["availability"]["project_check"] == why
+            assert profile["availability"]["project_export"] == why
+            refused = await c.call_tool("project_check", {})
+            assert refused.structured_content == {"outcome": "unavailable", "message": why[13:]}
+        # The real engine passes the same probe.
+        real = ("--godot-headless", engine.headless)
+        async with stdio_client(project, tmp_path / "state2", *real) as c:
+            profile = await ok(c, "server.profile")
+            assert profile["availability"]["project_check"] == "available"
+
+
 def test_the_time_limit_scales_with_the_project():
     assert check.time_limit(0) == 30
     assert check.time_limit(5000) == 530
@@ -312,7 +391,57 @@ func _init():
 \tprinterr("   At: res://spy.gd:1.")
 \tprinterr(mark + " END ok res://spy.gd")
 """
+# The same spy in Godot 4's API (FileAccess).
+SPY4 = """\
+extends Node
+
+func _init():
+\tvar args = OS.get_cmdline_args()
+\tvar script = ""
+\tfor i in range(args.size() - 1):
+\t\tif args[i] == "--script":
+\t\t\tscript = args[i + 1]
+\tvar mark = FileAccess.get_file_as_string(script).split('const MARK = "')[1].split('"')[0]
+\tvar wrote = 0
+\tvar chunk = PackedByteArray()
+\tchunk.resize(1 << 20)
+\tvar out = FileAccess.open("/tmp/fill", FileAccess.WRITE)
+\tif out != null:
+\t\tfor _i in range(400):
+\t\t\tout.store_buffer(chunk)
+\t\t\twrote = out.get_length()
+\t\tout.close()
+\tvar state_open = FileAccess.open("{state}/store.db", FileAccess.READ) != null
+\tprinterr(mark + " BEGIN res://spy.gd")
+\tvar secret = OS.get_environment("MYSECRET")
+\tvar seen = "ENV=%s WROTE=%d STATE=%s" % [secret, wrote, state_open]
+\tprinterr("SCRIPT ERROR: Parse Error: " + seen)
+\tprinterr("   at: _init (res://spy.gd:1)")
+\tprinterr(mark + " END ok res://spy.gd")
+"""
+# An imported file whose imported copy is gone, in each engine's form.
+IMPORT3 = (
+    '[remap]\n\nimporter="texture"\ntype="StreamTexture"\n'
+    'path="res://.import/imp.png-0123456789abcdef.stex"\n'
+)
+IMPORT4 = (
+    '[remap]\n\nimporter="texture"\ntype="CompressedTexture2D"\n'
+    'path="res://.godot/imported/imp.png-0123456789abcdef.ctex"\n'
+)
 RECURSE = "extends Resource\n\nfunc _init():\n\t_init()\n"
+# What crashes each engine while it loads a resource: Godot 3.2.3 overflows its stack on
+# infinite recursion; Godot 4 reports that as a script error, so it is asked to crash.
+CRASH = {3: RECURSE, 4: 'extends Resource\n\nfunc _init():\n\tOS.crash("on purpose")\n'}
+
+
+def _resource(script: str) -> str:
+    return (
+        '[gd_resource type="Resource" load_steps=2 format=2]\n\n'
+        f'[ext_resource path="res://{script}" type="Script" id=1]\n\n'
+        "[resource]\nscript = ExtResource( 1 )\n"
+    )
+
+
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
@@ -326,28 +455,25 @@ def _texture_scene(path: str) -> str:
     )
 
 
-@pytest.mark.godot4_gap(
-    "the hostile project is written in Godot 3's API (File, .import/ remaps, StreamTexture)"
-)
 async def test_a_hostile_project_reaches_nothing_and_every_problem_is_still_found(tmp_path):
     require_godot("godot3-server", "bwrap")
+    four = engines.current().major == 4
     state = tmp_path / "state"
     project = make(
         tmp_path / "hostile",
         {
             **CLEAN,
-            "spy.gd": SPY.replace("{state}", str(state)),
+            "spy.gd": (SPY4 if four else SPY).replace("{state}", str(state)),
             "a_broken.gd": BROKEN["broken.gd"],
             "rec.gd": RECURSE,
-            "crash.tres": '[gd_resource type="Resource" load_steps=2 format=2]\n\n'
-            '[ext_resource path="res://rec.gd" type="Script" id=1]\n\n'
-            "[resource]\nscript = ExtResource( 1 )\n",
+            "crasher.gd": CRASH[engines.current().major],
+            "crash.tres": _resource("crasher.gd"),
+            "deep.tres": _resource("rec.gd") if four else CLEAN["data/env.tres"],
             "z_late.gd": BROKEN["sub/undeclared.gd"],
             "tex_missing.tscn": _texture_scene("res://nope.png"),
             "tex_unimported.tscn": _texture_scene("res://imp.png"),
             # imported once, its imported copy gone since
-            "imp.png.import": '[remap]\n\nimporter="texture"\ntype="StreamTexture"\n'
-            'path="res://.import/imp.png-0123456789abcdef.stex"\n',
+            "imp.png.import": IMPORT4 if four else IMPORT3,
         },
         project=PROJECT + 'Spy="*res://spy.gd"\nGone="*res://gone_global.gd"\n',
     )
@@ -359,20 +485,33 @@ async def test_a_hostile_project_reaches_nothing_and_every_problem_is_still_foun
     text = json.dumps(answer)
     assert "hunter2" not in text and str(state) not in text
     by = {(e["path"], e["kind"]): e for e in answer["errors"]}
-    assert not any(path == "res://spy.gd" for path, _ in by)  # its forged lines: not counted
-    assert by[("res://a_broken.gd", "parse")]["line"] == 5
-    assert by[("res://crash.tres", "load")]["message"].startswith("Godot crashed loading it")
-    assert by[("res://z_late.gd", "parse")]["line"] == 7  # found after the crash
-    assert by[("res://tex_missing.tscn", "missing_dependency")]["message"] == (
-        "missing file: res://nope.png"
+    assert len(by) == len(answer["errors"])  # each problem once
+    imported = (
+        "res://.godot/imported/imp.png-0123456789abcdef.ctex"
+        if four
+        else "res://.import/imp.png-0123456789abcdef.stex"
     )
-    assert by[("res://tex_unimported.tscn", "load")]["message"] == (
-        "Godot could not load res://.import/imp.png-0123456789abcdef.stex "
-        "(is the project imported?)"
-    )
-    assert by[("res://project.godot", "missing_dependency")]["message"] == (
-        "missing file: res://gone_global.gd"
-    )
+    expected = {
+        ("res://project.godot", "missing_dependency"): "missing file: res://gone_global.gd",
+        ("res://a_broken.gd", "parse"): line("broken"),
+        ("res://crash.tres", "load"): "Godot crashed loading it (exit code ",
+        ("res://z_late.gd", "parse"): 7,  # found after the crash
+        ("res://tex_missing.tscn", "missing_dependency"): "missing file: res://nope.png",
+        ("res://tex_unimported.tscn", "load"): (
+            f"Godot could not load {imported} (is the project imported?)"
+        ),
+    }
+    if four:
+        expected[("res://deep.tres", "load")] = (
+            "Stack overflow. Check for infinite recursion in your script (at res://rec.gd:3)"
+        )
+    # The spy's forged lines count for nothing; nothing else is reported.
+    assert set(by) == set(expected)
+    for key, want in expected.items():
+        if isinstance(want, int):
+            assert by[key]["line"] == want, key
+        else:
+            assert by[key]["message"].startswith(want), (key, by[key])
     assert not list((state / "scratch" / "checks").glob("*/*"))
 
 
