@@ -25,7 +25,7 @@ PCK, format version 2 (Godot 4.0-4.3)::
   A file's data is at ``file_base + offset``; ``file_base`` counts from the pack's start when
   ``pack_flags`` has ``PACK_REL_FILEBASE`` (1 << 1), else from the start of the file.
 
-PCK, format version 3 (Godot 4.4 and later; the engine's reader knows only 2 and 3)::
+PCK, format version 3 (Godot 4.4+, verified with 4.6.3; the engine reads only 2 and 3)::
 
     magic, version (3), major, minor, patch, u32 pack_flags, u64 file_base, u64 dir_offset,
     16 x u32 reserved; at pack start + dir_offset: u32 file_count, entries as in version 2
@@ -48,13 +48,15 @@ directory fits in the file before it is read (entry count and path lengths bound
 files' sizes add up to no more than the pack holds (Godot stores each file once, so this bounds
 the hashing), and every file's MD5 matches (files are hashed in offset order, in chunks).
 
-Linux export (ELF, verified with 3.2.3 and Debian's ``godot3-runner`` as the template): a
-plain export is the template byte for byte. An embedded export (``binary_format/embed_pck``)
-is the template followed by the pack (aligned to 8) and its trailer, where Godot rewrote
-exactly the ``sh_offset`` and ``sh_size`` fields of the section header of the section named
-``pck`` (16 bytes in ELF64): ``sh_offset`` is the template's length and ``sh_offset +
-sh_size`` the file's length. Every other byte of the template part must be unchanged, and the
-embedded pack is then checked like a standalone one. The caller passes candidate templates
+Linux export (ELF, verified with 3.2.3 and Debian's ``godot3-runner`` as the template, and
+with 4.6.3 and Debian's ``godot-template-release``/``-debug``, whose ``pck`` section is an
+8-byte placeholder where 3.2.3's is empty): a plain export is the template byte for byte.
+An embedded export (``binary_format/embed_pck``) is the template followed by the pack
+(aligned to 8) and its trailer, where Godot rewrote exactly the ``sh_offset`` and ``sh_size``
+fields of the section header of the section named ``pck`` (16 bytes in ELF64): ``sh_offset``
+is the template's length and ``sh_offset + sh_size`` the file's length. Every other byte of
+the template part must be unchanged, and the embedded pack is then checked like a standalone
+one. The caller passes candidate templates
 (release, debug, several versions): the binary passes if it matches any of them.
 
 ``verify_output`` dispatch, by the output's file name and the preset's platform:

@@ -180,28 +180,45 @@ def put(path: Path, position: int, data: bytes) -> None:
         f.write(data)
 
 
-def v1_entries(data: bytes, start: int = 0) -> list[tuple[str, int, int]]:
-    """(path, absolute offset, size) of a version-1 pack, read independently of verify.py."""
-    assert struct.unpack_from("<II", data, start) == (MAGIC, 1)
-    (count,) = struct.unpack_from("<I", data, start + 84)
-    pos = start + 88
+@dataclass(frozen=True)
+class Layout:
+    """Where things are in a pack, read independently of verify.py.
+
+    Format 1 (Godot 3): a 20-byte head, 16 reserved u32, the file count at 84, the directory
+    right after it, then the files; offsets are absolute. Format 3 (Godot 4.4+): the head,
+    u32 flags, u64 file base, u64 directory offset (at 32), 16 reserved u32 (104 bytes in
+    all), the files from the base (16-aligned), and the directory last, at the directory
+    offset; offsets count from the base, paths are stored without ``res://``; each entry
+    ends with a u32 of flags.
+    """
+
+    version: int
+    header: int  # bytes verify.py reads as the header (format 1: the file count included)
+    directory: int  # absolute position of the file count
+    end: int  # absolute end of the directory
+    entries: list[tuple[str, int, int, int]]  # res:// path, absolute data offset, size, entry
+
+
+def layout(data: bytes, start: int = 0) -> Layout:
+    magic, version = struct.unpack_from("<II", data, start)
+    assert magic == MAGIC and version in (1, 3), version
+    if version == 1:
+        header, base, directory = 88, 0, start + 84
+    else:
+        _flags, base, offset = struct.unpack_from("<IQQ", data, start + 20)
+        header, base, directory = 104, start + base, start + offset
+    (count,) = struct.unpack_from("<I", data, directory)
+    tail = 32 if version == 1 else 36
+    pos = directory + 4
     entries = []
     for _ in range(count):
         (n,) = struct.unpack_from("<I", data, pos)
         path = data[pos + 4 : pos + 4 + n].rstrip(b"\0").decode()
         offset, size = struct.unpack_from("<QQ", data, pos + 4 + n)
-        entries.append((path, offset, size))
-        pos += 4 + n + 32
-    return entries
-
-
-def directory_end(data: bytes, start: int = 0) -> int:
-    (count,) = struct.unpack_from("<I", data, start + 84)
-    pos = start + 88
-    for _ in range(count):
-        (n,) = struct.unpack_from("<I", data, pos)
-        pos += 4 + n + 32
-    return pos
+        res = path if "://" in path else "res://" + path
+        entries.append((res, base + offset, size, pos))
+        pos += 4 + n + tail
+    return Layout(version, header, directory, pos, entries)
 
 
 def pck_section_header(template: Path) -> int:
@@ -230,15 +247,29 @@ def differing_positions(a: Path, b: Path, limit: int) -> list[int]:
     return found
 
 
-# --- what Godot 3.2.3 writes (re-verified, so a change of engine shows here first) -------
+# --- what each engine writes (re-verified, so a change of engine shows here first) --------
 
 
-@pytest.mark.godot4_gap("the layout facts of Godot 3.2.3's pack format 1; format 3's not written")
-def test_godot_3_2_3_layout_facts(exports: Exports) -> None:
+def test_each_engines_layout_facts(exports: Exports, engine: Engine) -> None:
+    """Godot 3.2.3 writes pack format 1 with absolute offsets; Godot 4.6.3 format 3 with the
+    files from a 16-aligned base after the 104-byte header and the directory last, and a
+    remapped scene (``main.tscn.remap``, the scene itself under ``.godot/exported``)."""
     pack = exports.pack.read_bytes()
-    assert struct.unpack_from("<5I", pack, 0) == (MAGIC, 1, 3, 2, 3)
-    paths = {p for p, _, _ in v1_entries(pack)}
-    assert "res://main.tscn" in paths and "res://project.binary" in paths
+    facts = layout(pack)
+    if engine.major == 3:
+        assert struct.unpack_from("<5I", pack, 0) == (MAGIC, 1, 3, 2, 3)
+        assert facts.end < min(off for _, off, _, _ in facts.entries)
+        scene = "res://main.tscn"
+    else:
+        assert struct.unpack_from("<5I", pack, 0) == (MAGIC, 3, 4, 6, 3)
+        flags, base, _ = struct.unpack_from("<IQQ", pack, 20)
+        assert flags & 2 and base % 16 == 0 and 104 <= base < 120  # PACK_REL_FILEBASE
+        assert facts.end == len(pack)
+        assert max(off + size for _, off, size, _ in facts.entries) <= facts.directory
+        assert b"res://" not in pack[facts.directory :]
+        scene = "res://main.tscn.remap"
+    paths = {p for p, _, _, _ in facts.entries}
+    assert scene in paths and "res://project.binary" in paths
 
     template_size = exports.template.stat().st_size
     assert exports.plain.read_bytes() == exports.template.read_bytes()
@@ -248,17 +279,19 @@ def test_godot_3_2_3_layout_facts(exports: Exports) -> None:
     assert magic == MAGIC
     start = len(embed) - 12 - pack_size
     assert template_size <= start < template_size + 8
-    # Offsets are absolute positions in the executable, and the embedded entries hold
-    # the same files (with the same MD5s) as the standalone pack.
-    for path, offset, size in v1_entries(embed, start):
+    # The embedded entries hold the same files as the standalone pack, inside the pack.
+    inside = layout(embed, start)
+    for path, offset, size, _ in inside.entries:
         assert start < offset and offset + size <= len(embed) - 12, path
-    assert {p for p, _, _ in v1_entries(embed, start)} == paths
+    assert {p for p, _, _, _ in inside.entries} == paths
 
     header = pck_section_header(exports.template)
     diffs = differing_positions(exports.template, exports.embed, template_size)
     assert diffs and all(header + 24 <= d < header + 40 for d in diffs)
     sh_offset, sh_size = struct.unpack_from("<QQ", embed, header + 24)
-    assert struct.unpack_from("<Q", exports.template.read_bytes(), header + 32)[0] == 0
+    # The template's own pck section: empty in Godot 3.2.3's, an 8-byte placeholder in 4.6.3's.
+    placeholder = struct.unpack_from("<Q", exports.template.read_bytes(), header + 32)[0]
+    assert placeholder == (0 if engine.major == 3 else 8)
     assert sh_offset == template_size
     assert sh_offset + sh_size == len(embed)
 
@@ -302,45 +335,49 @@ def test_the_plain_binary_is_not_taken_for_an_embedded_one(exports: Exports) -> 
 # --- a damaged standalone pack -----------------------------------------------------------
 
 
-@pytest.mark.godot4_gap("the corruption cases are built on Godot 3's pack layout (format 1)")
 def test_truncated_pack(exports: Exports) -> None:
+    """A cut before the directory's end is reported as such on both formats (format 3 keeps
+    its directory last, so every cut of a format-3 pack is one); a cut after it (format 1)
+    names the first file, in directory order, whose data it removes."""
     data = exports.pack.read_bytes()
-    entries = v1_entries(data)
-    dir_end = directory_end(data)
-    first = min(entries, key=lambda e: e[1])
-    last = max(entries, key=lambda e: e[1] + e[2])
+    facts = layout(data)
+    last = max(facts.entries, key=lambda e: e[1] + e[2])
+    first_data = min(off for _, off, _, _ in facts.entries)
+    header = "demo.pck is cut short: its header ends past the end of the file"
+    directory = "demo.pck is cut short: its directory ends past the end of the file"
 
-    def cut_in_data(at: int) -> str:
-        # The first entry, in directory order, whose data the cut removes.
-        return next(p for p, off, size in entries if off + size > at)
+    def expected(cut: int) -> str | None:
+        if cut == 0:
+            return "demo.pck is empty (0 bytes)"
+        if cut < facts.header:
+            return header
+        if cut < facts.end:
+            return directory
+        gone = [p for p, off, size, _ in facts.entries if off + size > cut]
+        return f"demo.pck is cut short: {gone[0]} ends past the end of the file" if gone else None
 
-    assert dir_end < first[1] < last[1] + last[2] <= len(data)
-    cases = {
-        0: "demo.pck is empty (0 bytes)",
-        3: "demo.pck is cut short: its header ends past the end of the file",
-        50: "demo.pck is cut short: its header ends past the end of the file",
-        87: "demo.pck is cut short: its header ends past the end of the file",
-        88: "demo.pck is cut short: its directory ends past the end of the file",
-        120: "demo.pck is cut short: its directory ends past the end of the file",
-        dir_end - 1: "demo.pck is cut short: its directory ends past the end of the file",
-        first[1] + 1: f"demo.pck is cut short: {cut_in_data(first[1] + 1)} ends past the end of "
-        "the file",
-        last[1] + last[2] - 1: f"demo.pck is cut short: {last[0]} ends past the end of the file",
-    }
-    for keep, message in cases.items():
+    cuts = {0, 3, 50, facts.header - 1, facts.header, facts.header + 32, facts.directory}
+    cuts |= {facts.directory + 5, facts.end - 1, first_data + 1, last[1] + last[2] - 1}
+    assert max(cuts) < len(data)
+    messages = {keep: expected(keep) for keep in sorted(cuts)}
+    for keep, message in messages.items():
+        assert message is not None
         with copy_of(exports, exports.pack, keep=keep) as cut:
             fails(lambda cut=cut: verify_pack(cut), message)
-    # Godot pads the last file to 16 bytes: a cut inside that padding loses no data.
-    assert last[1] + last[2] < len(data)
-    with copy_of(exports, exports.pack, keep=last[1] + last[2]) as cut:
-        verify_pack(cut)
+    # Format 1's cuts in the data were made, and name the file they cut.
+    in_data = [m for m in messages.values() if m and "res://" in m]
+    assert len(in_data) == (2 if facts.version == 1 else 0)
+    if facts.version == 1:
+        # Godot 3 pads the last file to 16 bytes: a cut inside that padding loses no data.
+        assert last[1] + last[2] < len(data) and expected(last[1] + last[2]) is None
+        with copy_of(exports, exports.pack, keep=last[1] + last[2]) as cut:
+            verify_pack(cut)
 
 
-@pytest.mark.godot4_gap("the corruption cases are built on Godot 3's pack layout (format 1)")
 def test_pack_with_a_flipped_data_byte(exports: Exports) -> None:
-    entries = v1_entries(exports.pack.read_bytes())
+    entries = layout(exports.pack.read_bytes()).entries
     assert len(entries) >= 3
-    for path, offset, size in entries:
+    for path, offset, size, _ in entries:
         for position in (offset, offset + size // 2, offset + size - 1):
             with copy_of(exports, exports.pack) as bad:
                 flip(bad, position)
@@ -350,11 +387,13 @@ def test_pack_with_a_flipped_data_byte(exports: Exports) -> None:
                 )
 
 
-@pytest.mark.godot4_gap("the corruption cases are built on Godot 3's pack layout (format 1)")
 def test_pack_with_a_damaged_header_or_directory(exports: Exports) -> None:
     data = exports.pack.read_bytes()
-    path, offset, size = v1_entries(data)[0]
-    entry0 = 88 + 4 + struct.unpack_from("<I", data, 88)[0]  # its offset field
+    facts = layout(data)
+    path, offset, size, at = facts.entries[0]
+    (path_len,) = struct.unpack_from("<I", data, at)
+    entry0 = at + 4 + path_len  # its offset field
+    base = offset - struct.unpack_from("<Q", data, entry0)[0]
     cases: list[tuple[int, bytes, str]] = [
         (0, b"XDPC", "demo.pck is not a Godot pack (no GDPC magic at its start)"),
         (
@@ -364,18 +403,18 @@ def test_pack_with_a_damaged_header_or_directory(exports: Exports) -> None:
             "(it knows 1, 2 and 3)",
         ),
         (
-            84,
+            facts.directory,
             struct.pack("<I", 10**6),
             "demo.pck is cut short: its directory ends past the end of the file",
         ),
         (
-            88,
+            facts.directory + 4,
             struct.pack("<I", 70000),
             "demo.pck has a corrupt directory: entry 0 claims a 70000-byte path",
         ),
         (
             entry0,
-            struct.pack("<Q", len(data)),
+            struct.pack("<Q", len(data) - base),
             f"demo.pck is cut short: {path} ends past the end of the file",
         ),
         (
@@ -389,6 +428,19 @@ def test_pack_with_a_damaged_header_or_directory(exports: Exports) -> None:
             f"demo.pck: {path} does not match its MD5 (the write was incomplete)",
         ),
     ]
+    if facts.version == 3:  # the directory offset of format 3's header
+        cases += [
+            (
+                32,
+                struct.pack("<Q", 50),
+                "demo.pck has a corrupt header: its directory offset points into the header",
+            ),
+            (
+                32,
+                struct.pack("<Q", len(data) + 1),
+                "demo.pck is cut short: its directory ends past the end of the file",
+            ),
+        ]
     assert offset < len(data)
     for position, patch, message in cases:
         with copy_of(exports, exports.pack) as bad:
@@ -396,9 +448,9 @@ def test_pack_with_a_damaged_header_or_directory(exports: Exports) -> None:
             fails(lambda bad=bad: verify_pack(bad), message)
 
 
-@pytest.mark.godot4_gap("the corruption cases are built on Godot 3's pack layout (format 1)")
 def test_messages_name_the_output_not_where_it_is(exports: Exports) -> None:
-    with copy_of(exports, exports.pack, keep=100) as cut:
+    keep = layout(exports.pack.read_bytes()).header + 8
+    with copy_of(exports, exports.pack, keep=keep) as cut:
         stored = cut.rename(cut.with_name("blob-1234"))
         try:
             fails(
@@ -448,14 +500,13 @@ def test_plain_binary_with_a_flipped_byte(exports: Exports) -> None:
         )
 
 
-@pytest.mark.godot4_gap("the corruption cases are built on Godot 3's pack layout (format 1)")
 def test_embedded_binary_with_a_flipped_byte(exports: Exports) -> None:
     template_size = exports.template.stat().st_size
     header = pck_section_header(exports.template)
     embed = exports.embed.read_bytes()
     pack_size = struct.unpack_from("<Q", embed, len(embed) - 12)[0]
     start = len(embed) - 12 - pack_size
-    path, offset, size = v1_entries(embed, start)[0]
+    path, offset, size, _ = layout(embed, start).entries[0]
     differs = "embed.x86_64 differs from the export template"
     cases = [
         (0, differs),
@@ -546,13 +597,12 @@ def test_truncated_binaries(exports: Exports) -> None:
         )
 
 
-@pytest.mark.godot4_gap("the corruption cases are built on Godot 3's pack layout (format 1)")
-def test_binary_against_the_wrong_template(exports: Exports) -> None:
+def test_binary_against_the_wrong_template(exports: Exports, engine: Engine) -> None:
     wrong = exports.scratch / "wrong_template"
     shutil.copyfile(exports.template, wrong)
     try:
         flip(wrong, wrong.stat().st_size // 3)
-        server = shutil.which("godot3-server")
+        server = shutil.which(engine.headless)  # the engine itself: an ELF, not the template
         assert server is not None
         for templates in ([wrong], [Path(server)], [wrong, Path(server)]):
             fails(
