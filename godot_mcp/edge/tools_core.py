@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.resources import blob_contents, read_artifact
 from godot_mcp.edge.spec import INTEGER, NULL, STRING, Arg, Tool
+from godot_mcp.godot import uids
 from godot_mcp.godot.presets import PresetsError, project_name, read_config, read_presets
 
 
@@ -50,13 +53,14 @@ async def server_profile(call: ToolCall) -> types.CallToolResult:
     )
 
 
-def _main_scene(deps: ServerDeps) -> str | None:
+def _main_scene(project: Path) -> str | None:
+    """The main scene as ``res://`` (Godot 4's ``uid://`` form resolved when it can be)."""
     try:
-        config = read_config(deps.project / "project.godot")
+        config = read_config(project / "project.godot")
     except (OSError, ValueError):
         return None
     scene = config.get("application", {}).get("run/main_scene")
-    return scene if isinstance(scene, str) and scene else None
+    return uids.scene_path(project, scene) if isinstance(scene, str) and scene else None
 
 
 async def project_info(call: ToolCall) -> types.CallToolResult:
@@ -71,7 +75,7 @@ async def project_info(call: ToolCall) -> types.CallToolResult:
     return ok(
         name=name,
         generation=call.generation,
-        main_scene=_main_scene(call.deps),
+        main_scene=await anyio.to_thread.run_sync(_main_scene, call.deps.project),
         export_presets=presets,
     )
 
@@ -152,7 +156,8 @@ TOOLS = [
     Tool(
         "project.info",
         "Project info",
-        "The project's name, current generation, main scene and export preset names. Reads "
+        "The project's name, current generation, main scene (a res:// path; Godot 4's "
+        "uid:// form resolved from the scenes' headers) and export preset names. Reads "
         "project.godot and export_presets.cfg.",
         project_info,
         answer={

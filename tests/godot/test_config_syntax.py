@@ -385,6 +385,7 @@ def test_project_info_names_the_project_and_its_main_scene(tmp_path: Path) -> No
         "main_scene": "res://main.tscn",
         "export_presets": [],
     }
+    # Godot 4's main scene by uid: no scene names it yet, so it is answered as written...
     assert info(four) == {
         "outcome": "ok",
         "name": "Sample Four",
@@ -392,6 +393,22 @@ def test_project_info_names_the_project_and_its_main_scene(tmp_path: Path) -> No
         "main_scene": "uid://b6x3qkf0pnm2c",
         "export_presets": ["Linux", "Web"],
     }
+    # ...and as the path of the text scene whose header names it, once one does. Scenes
+    # reached through links, in hidden folders or under a .gdignore do not count.
+    header = '[gd_scene load_steps=2 format=3 uid="{}"]\n\n[node name="M" type="Node"]\n'
+    (four / "levels" / "one").mkdir(parents=True)
+    (four / ".hidden").mkdir()
+    (four / "skip").mkdir()
+    (four / "skip" / ".gdignore").write_text("")
+    outside = tmp_path / "outside.tscn"
+    outside.write_text(header.format("uid://b6x3qkf0pnm2c"))
+    (four / "linked.tscn").symlink_to(outside)
+    (four / ".hidden" / "h.tscn").write_text(header.format("uid://b6x3qkf0pnm2c"))
+    (four / "skip" / "s.tscn").write_text(header.format("uid://b6x3qkf0pnm2c"))
+    (four / "levels" / "other.tscn").write_text(header.format("uid://b6x3qkf0pnm2"))
+    assert info(four)["main_scene"] == "uid://b6x3qkf0pnm2c"
+    (four / "levels" / "one" / "start.tscn").write_text(header.format("uid://b6x3qkf0pnm2c"))
+    assert info(four)["main_scene"] == "res://levels/one/start.tscn"
 
 
 # --- single constructs ---------------------------------------------------------------------

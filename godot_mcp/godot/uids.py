@@ -1,0 +1,67 @@
+"""A project's main scene as a ``res://`` path, when Godot 4 names it by ``uid://``.
+
+Godot 4.4+ editors write ``run/main_scene="uid://b1k…"``; an agent needs the scene's path
+(``runtime.session.start`` takes ``res://``). A text scene names its own uid in its first
+line (``[gd_scene load_steps=3 format=3 uid="uid://b1k…"]``), so the project's ``.tscn``
+files are read for it: only their first line, links not followed, hidden folders, Godot's
+caches and folders holding a ``.gdignore`` left out, at most ``MAX_FILES`` files. The
+editor's ``.godot/uid_cache.bin`` is not needed (a fresh clone has none).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+__all__ = ["MAX_FILES", "resolve", "scene_path"]
+
+MAX_FILES = 20_000
+_UID = re.compile(r"^uid://[a-z0-9]{1,16}$")
+_HEADER = re.compile(rb'^\[gd_scene\b[^\]\n]*\buid="(uid://[a-z0-9]{1,16})"')
+
+
+def scene_path(project: Path, value: str) -> str:
+    """``value`` (a ``run/main_scene``) as a ``res://`` path when it is a uid this project's
+    scenes name; else ``value`` unchanged."""
+    if not _UID.match(value):
+        return value
+    return resolve(project, value) or value
+
+
+def resolve(project: Path, uid: str) -> str | None:
+    """The ``res://`` path of the text scene whose header names ``uid``, or None."""
+    seen = 0
+    for top, dirs, files in os.walk(project, followlinks=False):
+        if ".gdignore" in files:
+            dirs[:] = []
+            continue
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.endswith(".tscn"):
+                continue
+            seen += 1
+            if seen > MAX_FILES:
+                return None
+            path = Path(top) / name
+            if _first_line_uid(path) == uid:
+                return "res://" + path.relative_to(project).as_posix()
+    return None
+
+
+def _first_line_uid(path: Path) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = os.read(fd, 1024)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    match = _HEADER.match(head)
+    return match.group(1).decode() if match else None
