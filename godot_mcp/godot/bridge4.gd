@@ -380,6 +380,8 @@ func _cmd_input(id: Variant, cmd: Dictionary) -> void:
 		job.queue.append(_as_dict(events[i]))
 		i += 1
 	_inputs.append(job)
+	if _inputs.size() == 1:
+		_advance_inputs()  # the first event goes in this frame
 
 
 func _project_actions() -> String:
@@ -435,6 +437,11 @@ func _advance_inputs() -> void:
 			release["pressed"] = false
 			release["_release"] = true
 			job.queue.push_front(release)
+		if job.queue.is_empty():  # the last event is in: answer now, not a frame later
+			_inputs.remove_at(0)
+			_send({"id": job.id, "ok": true, "applied": job.applied,
+				"frame": Engine.get_process_frames()})
+			continue
 		return
 
 
