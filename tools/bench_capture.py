@@ -1,8 +1,11 @@
 """Capture latency: the screenshot tool's wall time against what it cannot avoid.
 
-    python tools/bench_capture.py [--rounds 15]
+    python tools/bench_capture.py [--rounds 15] [--one]
 
-For 320x240 and 1280x720 windows of the demo project, in one run: the
+On Godot 3 (this host) and Godot 4 (the sid root) in one run, side by side (``--one``: the
+engine ``GODOT_BIN`` names only; see ``tools/bench_engines.py``).
+
+For 320x240 and 1280x720 windows of the engine's demo project, in one run: the
 ``runtime.screenshot.capture`` tool's wall time through an in-process MCP
 client, next to the engine's own grab-and-save time (reported by the bridge)
 plus the store's registration floor for the same PNG (write + fsync + SHA-256
@@ -21,7 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import anyio
 from mcp import Client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +32,10 @@ sys.path.insert(0, str(ROOT))
 from godot_mcp.app import open_app  # noqa: E402
 from godot_mcp.config import Settings  # noqa: E402
 from godot_mcp.godot import session as session_module  # noqa: E402
+from godot_mcp.godot.locate import locate_godot  # noqa: E402
 from godot_mcp.store.values import Limits  # noqa: E402
+from tools import bench_engines  # noqa: E402
+from tools.bench_engines import Row  # noqa: E402
 
 ENGINE_MS: list[float] = []
 _original = session_module.GameSession.screenshot
@@ -56,9 +61,10 @@ def register_floor(dir_: Path, data: bytes) -> float:
     return elapsed
 
 
-async def one_size(base: Path, width: int, height: int, rounds: int) -> tuple[float, float]:
+async def one_size(base: Path, width: int, height: int, rounds: int) -> tuple[str, float, float]:
     project = base / f"demo{width}"
-    shutil.copytree(ROOT / "examples" / "demo", project)
+    demo = "demo" if (locate_godot().major or 3) >= 4 else "demo3"
+    shutil.copytree(ROOT / "examples" / demo, project)
     godot = project / "project.godot"
     godot.write_text(
         godot.read_text()
@@ -69,9 +75,11 @@ async def one_size(base: Path, width: int, height: int, rounds: int) -> tuple[fl
     floor_dir = base / f"floor{width}"
     floor_dir.mkdir()
     walls, sums = [], []
+    version = ""
     async with open_app(settings, project, "stdio") as app, Client(app.server) as c:
         started = await c.call_tool("runtime.session.start", {})
         sid = started.structured_content["session"]["id"]
+        version = app.deps.games.sessions[sid].game.engine_version or "?"
         for i in range(rounds + 2):
             ENGINE_MS.clear()
             t = time.perf_counter()
@@ -85,27 +93,21 @@ async def one_size(base: Path, width: int, height: int, rounds: int) -> tuple[fl
                 walls.append(wall)
                 sums.append(floor)
         await c.call_tool("runtime.session.stop", {"session_id": sid})
-    return statistics.median(sums), statistics.median(walls)
+    return version, statistics.median(sums), statistics.median(walls)
 
 
-async def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=15)
-    args = ap.parse_args()
+async def measure(args: argparse.Namespace) -> tuple[str, list[Row]]:
     session_module.GameSession.screenshot = _recording_screenshot  # type: ignore[method-assign]
-    worst = 0.0
-    print(f"{'size':<10}{'engine+floor':>14}{'tool':>10}{'ratio':>8}  goal")
+    rows = []
+    version = ""
     with tempfile.TemporaryDirectory() as tmp:
         for width, height in ((320, 240), (1280, 720)):
-            floor, wall = await one_size(Path(tmp), width, height, args.rounds)
-            ratio = wall / floor
-            worst = max(worst, ratio)
-            print(
-                f"{f'{width}x{height}':<10}{floor * 1e3:>12.1f}ms{wall * 1e3:>8.1f}ms"
-                f"{ratio:>8.2f}  <= 2.0"
-            )
-    return 0 if worst <= 2.0 else 1
+            version, floor, wall = await one_size(Path(tmp), width, height, args.rounds)
+            rows.append(Row(f"screenshot {width}x{height}", wall * 1e3, floor * 1e3, 2.0))
+    return version, rows
 
 
 if __name__ == "__main__":
-    sys.exit(anyio.run(main))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=15)
+    sys.exit(bench_engines.main(measure, parser, "bench_capture.py"))
