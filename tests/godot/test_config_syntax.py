@@ -6,7 +6,6 @@ import math
 import os
 import shutil
 import subprocess
-import warnings
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -33,6 +32,7 @@ from godot_mcp.godot.presets import (
     project_name,
     read_presets,
 )
+from tests.support.engines import Engine
 
 SAMPLES = Path(__file__).parent / "config_samples"
 
@@ -754,50 +754,63 @@ def test_damaged_files_only_ever_raise_config_syntax_error(
     parse_or_refuse(text[:start] + data.draw(syntax) + text[end:])
 
 
-# --- what Godot 3.2.3 itself writes --------------------------------------------------------
+# --- what each engine itself writes -------------------------------------------------------
 
 WRITER = """\
 extends SceneTree
 
 func _init():
-	var key = InputEventKey.new()
-	key.scancode = KEY_SPACE
-	var pad = InputEventJoypadButton.new()
-	pad.button_index = 2
-	ProjectSettings.set_setting("input/jump", {"deadzone": 0.5, "events": [key, pad]})
-	ProjectSettings.set_setting("display/window/size/width", 640)
-	ProjectSettings.set_setting("custom/vec", Vector2(1.5, -2))
-	ProjectSettings.set_setting("custom/color", Color(1, 0.5, 0, 1))
-	ProjectSettings.set_setting("custom/strings", PoolStringArray(["a", "b \\"q\\"", "c\\nd"]))
-	ProjectSettings.set_setting("custom/text", "one\\ntwo \\"quoted\\" back\\\\slash \\u00e9")
-	ProjectSettings.set_setting("custom/big", -1e6)
-	ProjectSettings.set_setting("custom/inf", INF)
-	ProjectSettings.set_setting("custom/ninf", -INF)
-	ProjectSettings.set_setting("custom/nested", [1, [2, {"k": [3]}], {}, []])
-	ProjectSettings.set_setting("custom/key with space", true)
-	ProjectSettings.set_setting("custom/path", NodePath("a/b:c"))
-	ProjectSettings.set_setting("layer_names/2d_physics/layer_1", "world")
-	quit(ProjectSettings.save())
+\tvar key = InputEventKey.new()
+\tkey.scancode = KEY_SPACE
+\tvar pad = InputEventJoypadButton.new()
+\tpad.button_index = 2
+\tProjectSettings.set_setting("input/jump", {"deadzone": 0.5, "events": [key, pad]})
+\tProjectSettings.set_setting("display/window/size/width", 640)
+\tProjectSettings.set_setting("custom/vec", Vector2(1.5, -2))
+\tProjectSettings.set_setting("custom/color", Color(1, 0.5, 0, 1))
+\tProjectSettings.set_setting("custom/strings", PoolStringArray(["a", "b \\"q\\"", "c\\nd"]))
+\tProjectSettings.set_setting("custom/text", "one\\ntwo \\"quoted\\" back\\\\slash \\u00e9")
+\tProjectSettings.set_setting("custom/big", -1e6)
+\tProjectSettings.set_setting("custom/inf", INF)
+\tProjectSettings.set_setting("custom/ninf", -INF)
+\tProjectSettings.set_setting("custom/nested", [1, [2, {"k": [3]}], {}, []])
+\tProjectSettings.set_setting("custom/key with space", true)
+\tProjectSettings.set_setting("custom/path", NodePath("a/b:c"))
+\tProjectSettings.set_setting("layer_names/2d_physics/layer_1", "world")
+\tquit(ProjectSettings.save())
 """
+# Godot 4's names, and what only Godot 4 writes: StringName, typed arrays and dictionaries.
+WRITER4 = (
+    WRITER.replace("func _init():", "func _initialize():")
+    .replace("key.scancode", "key.keycode")
+    .replace("PoolStringArray", "PackedStringArray")
+    .replace("window/size/width", "window/size/viewport_width")
+    .replace(
+        "\tquit(",
+        '\tProjectSettings.set_setting("custom/name", &"walk")\n'
+        "\tvar typed: Array[int] = [1, 2]\n"
+        '\tProjectSettings.set_setting("custom/typed", typed)\n'
+        '\tvar td: Dictionary[String, int] = {"a": 1}\n'
+        '\tProjectSettings.set_setting("custom/typed_dict", td)\n'
+        "\tquit(",
+    )
+)
 
 
 @pytest.mark.godot
-def test_the_project_file_godot3_writes_parses(tmp_path: Path) -> None:
-    godot = shutil.which("godot3-server")
-    if godot is None:
-        reason = "SKIPPED LOUDLY: godot3-server is not installed; Godot's own file not parsed"
-        warnings.warn(reason, stacklevel=1)
-        pytest.skip(reason)
+def test_the_project_file_each_engine_writes_parses(tmp_path: Path, engine: Engine) -> None:
+    engine.require()
+    four = engine.major == 4
     project = tmp_path / "written"
     project.mkdir()
     (project / "project.godot").write_text(
-        'config_version=4\n\n[application]\n\nconfig/name="Live Writer"\n'
+        f'config_version={engine.major + 1}\n\n[application]\n\nconfig/name="Live Writer"\n'
         'run/main_scene="res://main.tscn"\n'
     )
-    (project / "w.gd").write_text(WRITER)
+    (project / "w.gd").write_text(WRITER4 if four else WRITER)
     env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
     run = subprocess.run(
-        [godot, "--path", str(project), "--script", "res://w.gd"],
+        [*engine.headless_argv(), "--path", str(project), "--script", "res://w.gd"],
         env=env,
         capture_output=True,
         text=True,
@@ -805,32 +818,44 @@ def test_the_project_file_godot3_writes_parses(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stdout + run.stderr
     text = (project / "project.godot").read_text()
-    assert "Object(InputEventKey," in text and "-inf" in text, text
+    assert "Object(InputEventKey," in text, text
+    assert ("inf_neg" if four else "-inf") in text, text
     parsed = parse_config(text)
     jump = parsed["input"]["jump"]
     assert isinstance(jump, dict) and jump["deadzone"] == 0.5
     key, pad = jump["events"]
     assert isinstance(key, GodotObject) and key.class_name == "InputEventKey"
-    assert (key.properties["scancode"], key.properties["device"]) == (32, 0)
+    code = "keycode" if four else "scancode"
+    assert (key.properties[code], key.properties["device"]) == (32, 0)
     assert key.properties["script"] is None and key.properties["pressed"] is False
     assert isinstance(pad, GodotObject) and pad.class_name == "InputEventJoypadButton"
     assert (pad.properties["button_index"], pad.properties["pressure"]) == (2, 0.0)
-    assert parsed["display"]["window/size/width"] == 640
+    width = "window/size/viewport_width" if four else "window/size/width"
+    assert parsed["display"][width] == 640
     assert parsed["layer_names"] == {"2d_physics/layer_1": "world"}
-    assert same(
-        parsed["custom"],
-        {
-            "vec": Constructed("Vector2", 1.5, -2),
-            "color": Constructed("Color", 1, 0.5, 0, 1),
-            "strings": Constructed("PoolStringArray", "a", 'b "q"', "c\nd"),
-            "text": 'one\ntwo "quoted" back\\slash é',
-            "big": -1e6,
-            "inf": math.inf,
-            "ninf": -math.inf,
-            "nested": [1, [2, {"k": [3]}], {}, []],
-            "key with space": True,
-            "path": NodePath("a/b:c"),
-        },
-    ), text
+    expected: dict[str, object] = {
+        "vec": Constructed("Vector2", 1.5, -2),
+        "color": Constructed("Color", 1, 0.5, 0, 1),
+        "strings": Constructed(
+            "PackedStringArray" if four else "PoolStringArray", "a", 'b "q"', "c\nd"
+        ),
+        "text": 'one\ntwo "quoted" back\\slash é',
+        "big": -1e6,
+        "inf": math.inf,
+        "ninf": -math.inf,
+        "nested": [1, [2, {"k": [3]}], {}, []],
+        "key with space": True,
+        "path": NodePath("a/b:c"),
+    }
+    if four:
+        # Godot 4.6.3 writes these as &"walk", Array[int]([1, 2]), Dictionary[String, int]({…}).
+        assert 'name=&"walk"' in text and "Array[int]([1, 2])" in text, text
+        assert "Dictionary[String, int]({" in text, text
+        expected |= {
+            "name": StringName("walk"),
+            "typed": TypedArray("int", [1, 2]),
+            "typed_dict": TypedDictionary("String", "int", {"a": 1}),
+        }
+    assert same(parsed["custom"], expected), text
     assert info(project)["name"] == "Live Writer"
     assert info(project)["main_scene"] == "res://main.tscn"
