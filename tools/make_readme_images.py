@@ -1,9 +1,11 @@
 """Remake the README's pictures of the demo: docs/img/demo-screenshot.png and demo-recording.png.
 
-    .venv/bin/python tools/make_readme_images.py              # capture afresh through the server
+    GODOT_BIN=godot .venv4/bin/python tools/make_readme_images.py   # capture afresh (Godot 4)
     .venv/bin/python tools/make_readme_images.py --from demo-output   # reuse a demo run's files
 
-By default it starts ``godot-mcp serve`` on examples/demo over stdio (a throw-away state dir),
+The README's pictures come from Godot 4 (``examples/demo`` is a Godot 4 project: run it where
+``GODOT_BIN`` is a Godot 4, such as ``tools/godot4-root.sh run …``). By default it starts
+``godot-mcp serve`` on examples/demo over stdio (a throw-away state dir),
 starts a windowed game session, captures a screenshot and a recording through the tools, reads
 both back through ``resources/read`` and checks their SHA-256, exactly as a client would. With
 ``--from DIR`` it takes ``DIR/screenshot.png`` and ``DIR/recording.png`` (what ``tools/demo.py``
