@@ -357,18 +357,30 @@ async def test_a_long_check_reports_honest_progress(tmp_path):
     assert any(m and m.endswith("files checked") for _, _, m in seen[:-1])
 
 
-SPY = """\
-extends Node
-
 # Project code runs before the check and may print the check's marker lines (the nonce is
 # in the check script, named on Godot's command line): lines out of the check's order count
-# for nothing.
+# for nothing. The spy also tries to fill /tmp, read the store and the server's environment.
+_SPY_HEAD = """\
+extends Node
+
 func _init():
 \tvar args = OS.get_cmdline_args()
 \tvar script = ""
 \tfor i in range(args.size() - 1):
 \t\tif args[i] == "--script":
 \t\t\tscript = args[i + 1]
+"""
+_SPY_TAIL = """\
+\tprinterr(mark + " BEGIN res://spy.gd")
+\tvar secret = OS.get_environment("MYSECRET")
+\tvar seen = "ENV=%s WROTE=%d STATE=%s" % [secret, wrote, state_open]
+\tprinterr("SCRIPT ERROR: Parse Error: " + seen)
+\tprinterr("{at}")
+\tprinterr(mark + " END ok res://spy.gd")
+"""
+SPY = (
+    _SPY_HEAD
+    + """\
 \tvar f = File.new()
 \tf.open(script, File.READ)
 \tvar mark = f.get_as_text().split('const MARK = "')[1].split('"')[0]
@@ -384,23 +396,13 @@ func _init():
 \t\tout.close()
 \tvar home = File.new()
 \tvar state_open = home.open("{state}/store.db", File.READ) == OK
-\tprinterr(mark + " BEGIN res://spy.gd")
-\tvar secret = OS.get_environment("MYSECRET")
-\tvar seen = "ENV=%s WROTE=%d STATE=%s" % [secret, wrote, state_open]
-\tprinterr("SCRIPT ERROR: Parse Error: " + seen)
-\tprinterr("   At: res://spy.gd:1.")
-\tprinterr(mark + " END ok res://spy.gd")
 """
+    + _SPY_TAIL.replace("{at}", "   At: res://spy.gd:1.")
+)
 # The same spy in Godot 4's API (FileAccess).
-SPY4 = """\
-extends Node
-
-func _init():
-\tvar args = OS.get_cmdline_args()
-\tvar script = ""
-\tfor i in range(args.size() - 1):
-\t\tif args[i] == "--script":
-\t\t\tscript = args[i + 1]
+SPY4 = (
+    _SPY_HEAD
+    + """\
 \tvar mark = FileAccess.get_file_as_string(script).split('const MARK = "')[1].split('"')[0]
 \tvar wrote = 0
 \tvar chunk = PackedByteArray()
@@ -412,13 +414,9 @@ func _init():
 \t\t\twrote = out.get_length()
 \t\tout.close()
 \tvar state_open = FileAccess.open("{state}/store.db", FileAccess.READ) != null
-\tprinterr(mark + " BEGIN res://spy.gd")
-\tvar secret = OS.get_environment("MYSECRET")
-\tvar seen = "ENV=%s WROTE=%d STATE=%s" % [secret, wrote, state_open]
-\tprinterr("SCRIPT ERROR: Parse Error: " + seen)
-\tprinterr("   at: _init (res://spy.gd:1)")
-\tprinterr(mark + " END ok res://spy.gd")
 """
+    + _SPY_TAIL.replace("{at}", "   at: _init (res://spy.gd:1)")
+)
 # An imported file whose imported copy is gone, in each engine's form.
 IMPORT3 = (
     '[remap]\n\nimporter="texture"\ntype="StreamTexture"\n'
