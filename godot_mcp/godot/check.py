@@ -428,8 +428,11 @@ class Check:
         project: Path,
         env: Mapping[str, str] | None = None,
         private: Iterable[PathPair] = (),
+        engine: str = "Godot",
     ) -> None:
+        """``engine``: how failures name the engine (``Godot 4.6.3``)."""
         self.binary = binary
+        self.engine = engine
         self.major = 4 if major >= 4 else 3
         self.work_dir = Path(work_dir)
         self.project = Path(project)
@@ -542,7 +545,7 @@ class Check:
                         f"({reader.done} of {len(self.files)} files checked)"
                     )
                 raise CheckFailed(
-                    f"Godot exited with code {code} after checking {reader.done} of "
+                    f"{self.engine} exited with code {code} after checking {reader.done} of "
                     f"{len(self.files)} files{self._why()}"
                 )
             if stuck is not None:

@@ -129,9 +129,12 @@ class ExportRunner:
         godot_major: int = 3,
         private: Sequence[PathPair] = (),
         sandboxed: bool = True,
+        engine: str = "Godot",
     ) -> None:
-        """``sandboxed``: run Godot under ``godot.sandbox`` (seeing only its work dir)."""
+        """``sandboxed``: run Godot under ``godot.sandbox`` (seeing only its work dir);
+        ``engine``: how failures name it (``Godot 4.6.3``)."""
         self.sandboxed = sandboxed
+        self.engine = engine
         self.headless_binary = headless_binary
         self.work_root = Path(work_root)
         self.env = dict(os.environ if env is None else env)
@@ -391,11 +394,15 @@ class ExportJob:
             self.outputs = [(n, self.out_dir / n) for n in self.expected]
             self.state = VERIFYING
         elif code != 0:
-            self._end(FAILED, _with_reason(f"Godot exited with code {code}", self._summary()))
+            godot = self._runner.engine
+            self._end(FAILED, _with_reason(f"{godot} exited with code {code}", self._summary()))
         else:
             wrote = ", ".join(missing)
             self._end(
-                FAILED, _with_reason(f"Godot exited 0 but did not write {wrote}", self._summary())
+                FAILED,
+                _with_reason(
+                    f"{self._runner.engine} exited 0 but did not write {wrote}", self._summary()
+                ),
             )
         return self.state
 

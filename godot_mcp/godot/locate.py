@@ -39,6 +39,11 @@ class GodotInstall:
         return major_of(self.headless_version)
 
     @property
+    def headless_name(self) -> str:
+        """The headless engine as refusals name it: ``Godot 4.6.3`` (``Godot`` if unknown)."""
+        return engine_name(self.headless_version)
+
+    @property
     def windowed_flags(self) -> list[str]:
         """Flags a windowed game needs: Godot 4.0–4.3 without a GPU must be told to use
         OpenGL (Vulkan fails under Xvfb; 4.4 falls back by itself)."""
@@ -51,6 +56,12 @@ class GodotInstall:
     def headless_needs_flag(self) -> bool:
         """Godot 4 runs headless as the ordinary binary with ``--headless``."""
         return (self.headless_major or 0) >= 4
+
+
+def engine_name(version: str | None) -> str:
+    """``Godot 4.6.3`` for ``4.6.3.stable.debian…``; ``Godot`` when the version is unknown."""
+    match = re.match(r"\s*(\d+(?:\.\d+){1,2})", version or "")
+    return f"Godot {match.group(1)}" if match else "Godot"
 
 
 def major_of(version: str | None) -> int | None:

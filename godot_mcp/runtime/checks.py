@@ -57,6 +57,7 @@ class CheckService:
                 self.scratch / new_id(),
                 self.rt.project,
                 private=self.rt.private_paths(),
+                engine=install.headless_name,
             )
             try:
                 await anyio.to_thread.run_sync(job.prepare, plan, files)

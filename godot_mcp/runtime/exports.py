@@ -136,6 +136,7 @@ class ExportService:
             self.store.layout.exports_dir,
             godot_major=install.headless_major or 3,
             private=self.rt.private_paths(),
+            engine=install.headless_name,
         )
         with self.slot():
             return await self._launch(runner, caller, generation, preset, kind, expected)

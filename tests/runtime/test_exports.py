@@ -121,6 +121,9 @@ async def test_missing_templates_fail_with_godots_message_and_no_private_paths(t
             text = body["error"] + body.get("log_tail", "")
             assert "template" in text.lower()
             assert str(tmp_path) not in text and "/tmp/" not in text
+            # The failure names the engine that failed, by its version.
+            version = engines.current().template_dir.rsplit("/", 1)[1].removesuffix(".stable")
+            assert body["error"].startswith(f"Godot {version} exited "), body["error"]
             assert (await c.list_resources()).resources == []
     assert not (project / ".import").exists()
 
