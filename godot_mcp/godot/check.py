@@ -60,7 +60,7 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.godot import sandbox, tree
+from godot_mcp.godot import environment, sandbox, tree
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.engine_lines import Reason
 from godot_mcp.godot.redact import PathPair, Scrubber
@@ -437,7 +437,7 @@ class Check:
         self.work_dir = Path(work_dir)
         self.project = Path(project)
         self._root_id = (0, 0)
-        self.env = sandbox.environment(os.environ if env is None else env)
+        self.env = environment.for_sandbox(os.environ if env is None else env)
         self.mark = "@@godot-mcp-check-" + secrets.token_hex(8)
         self.files: list[str] = []
         self.known: frozenset[str] = frozenset()

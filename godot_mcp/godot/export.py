@@ -68,7 +68,7 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.godot import sandbox, tree, verify
+from godot_mcp.godot import environment, sandbox, tree, verify
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.presets import (
     KINDS,
@@ -349,7 +349,7 @@ class ExportJob:
             raise RuntimeError(f"export {self.export_id} was already launched")
         env = {k: v for k, v in self._runner.env.items() if k not in ("PWD", "OLDPWD")}
         if self._runner.sandboxed:
-            env = sandbox.environment(env)
+            env = environment.for_sandbox(env)
         env["XDG_CONFIG_HOME"] = str(self.work_dir / "xdg/config")
         env["XDG_CACHE_HOME"] = str(self.work_dir / "xdg/cache")
         env["XDG_DATA_HOME"] = str(self.work_dir / "xdg/data")

@@ -1,4 +1,4 @@
-"""Private paths out of every text a client receives: one mechanism for games and exports.
+"""Private paths and secrets out of every text a client receives: one mechanism for all.
 
 A :class:`Scrubber` holds ``(path, placeholder)`` pairs and replaces, in one pass, every
 occurrence of each path (as given, absolute and with links resolved) that ends at a path
@@ -6,6 +6,8 @@ boundary: ``/srv/state`` is replaced in ``/srv/state/x`` and ``/srv/state``, not
 ``/srv/state2``. Longer paths win, so a dir and the dir below it get their own placeholders,
 and whatever follows a private dir keeps its shape (``<export>/game.pck``). A pair whose path
 ends in ``/`` is replaced with no boundary check (the project's ``dir/`` becoming ``res://``).
+The values of the server's secret-looking environment variables (tokens, passwords, the
+password in a database URL; :mod:`environment`) become ``<secret>`` wherever they appear.
 
 :func:`private_roots` names what is private about a state dir: the state dir itself (and so
 everything below it) and its parent. ``/``, ``/tmp`` and the home dir as such are never made
@@ -20,6 +22,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from godot_mcp.godot.environment import secret_values
+
 __all__ = ["PathPair", "Scrubber", "private_roots"]
 
 PathPair = tuple[Path | str, str]
@@ -27,10 +31,13 @@ _BOUNDARY = r"(?![A-Za-z0-9._-])"
 
 
 class Scrubber:
-    """Replaces private paths in text with placeholders."""
+    """Replaces private paths, and the server's secret values, in text with placeholders."""
 
-    def __init__(self, pairs: Iterable[PathPair]) -> None:
+    def __init__(self, pairs: Iterable[PathPair], secrets: Iterable[str] | None = None) -> None:
+        """``secrets``: values replaced by ``<secret>`` wherever they appear (default: those
+        of the server's own environment, :func:`environment.secret_values`)."""
         self._pairs = list(pairs)
+        self._secrets = list(secret_values(os.environ) if secrets is None else secrets)
         forms: dict[str, str] = {}
         for path, placeholder in self._pairs:
             text = str(path)
@@ -44,22 +51,20 @@ class Scrubber:
                 continue
             for form in (text, os.path.abspath(text), os.path.realpath(text)):
                 forms.setdefault(form, placeholder)
-        ordered = sorted(forms, key=len, reverse=True)
-        self._placeholders = [forms[f] for f in ordered]
         # One group per form; "/+" between components: "/srv//state" is the same path.
-        self._re = (
-            re.compile(
-                "|".join(
-                    "("
-                    + "/+".join(map(re.escape, f.split("/")))
-                    + ("" if f.endswith("/") else _BOUNDARY)
-                    + ")"
-                    for f in ordered
-                )
+        patterns = {
+            "/+".join(map(re.escape, f.split("/"))) + ("" if f.endswith("/") else _BOUNDARY): (
+                len(f),
+                placeholder,
             )
-            if ordered
-            else None
-        )
+            for f, placeholder in forms.items()
+        }
+        for secret in self._secrets:
+            if secret:
+                patterns.setdefault(re.escape(secret), (len(secret), "<secret>"))
+        ordered = sorted(patterns, key=lambda p: patterns[p][0], reverse=True)
+        self._placeholders = [patterns[p][1] for p in ordered]
+        self._re = re.compile("|".join(f"({p})" for p in ordered)) if ordered else None
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every known private path replaced."""
@@ -69,7 +74,7 @@ class Scrubber:
 
     def extended(self, pairs: Iterable[PathPair]) -> Scrubber:
         """A scrubber with these pairs added (they win over existing ones for the same path)."""
-        return Scrubber([*pairs, *self._pairs])
+        return Scrubber([*pairs, *self._pairs], self._secrets)
 
     @classmethod
     def default(

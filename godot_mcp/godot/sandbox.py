@@ -26,13 +26,13 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from godot_mcp.godot import engine_lines
+from godot_mcp.godot import engine_lines, environment
 from godot_mcp.godot.locate import version_line
 
-__all__ = ["availability", "bwrap", "environment", "wrap"]
+__all__ = ["availability", "bwrap", "wrap"]
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = (
@@ -71,7 +71,7 @@ def availability(engine: str | None = None) -> str:
     try:
         probe = subprocess.run(
             wrap(argv, rw=(), ro=ro, cwd=Path("/"), home=Path("/tmp")),
-            env=environment(os.environ),
+            env=environment.for_sandbox(os.environ),
             capture_output=True,
             timeout=20,
         )
@@ -89,20 +89,6 @@ def availability(engine: str | None = None) -> str:
     if engine is None or any(line.startswith("bwrap:") for line in output):
         return f"unavailable: bubblewrap cannot make a sandbox here: {why}"
     return f"unavailable: the engine does not start in the sandbox: {why}"
-
-
-_KEPT_ENV = ("LANG", "LANGUAGE", "TZ", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_NUMERIC")
-PATH = "/usr/local/bin:/usr/bin:/bin"
-
-
-def environment(base: Mapping[str, str]) -> dict[str, str]:
-    """What a sandboxed Godot may see of ``base``: the locale; and a plain ``PATH``.
-
-    Project code runs in the sandbox (editor plugins, autoloads) and its output reaches
-    the caller: the server's own environment (tokens, credentials, its paths) must not be
-    there. Start Godot by its absolute path.
-    """
-    return {"PATH": PATH, **{k: v for k, v in base.items() if k in _KEPT_ENV}}
 
 
 def wrap(

@@ -23,7 +23,7 @@ from typing import IO, Any, TypeVar
 
 import anyio
 
-from godot_mcp.godot import engine_lines
+from godot_mcp.godot import engine_lines, environment
 from godot_mcp.godot.bridge import (
     MARK_PREFIX,
     SECRET_ENV,
@@ -508,8 +508,8 @@ class GameRunner:
         if availability != "available" or binary is None:
             raise GameUnavailable(availability.removeprefix("unavailable: "))
 
-        # PWD/OLDPWD would tell the game where the server was started (the state dir, maybe).
-        env = {k: v for k, v in os.environ.items() if k not in (SECRET_ENV, "PWD", "OLDPWD")}
+        # An allow-list: the server's tokens, credentials and its PWD stay with it.
+        env = environment.for_game(os.environ)
         if env.get("LANG", "C").split(".")[0] in ("", "C", "POSIX"):
             # Godot reads its locale from LANG and logs two errors for "C"; it falls back
             # to "en" either way, so say "en" and keep the log tails readable.

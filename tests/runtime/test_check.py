@@ -516,7 +516,7 @@ async def test_a_hostile_project_reaches_nothing_and_every_problem_is_still_foun
 def test_the_sandbox_hides_the_environment_and_bounds_every_write(tmp_path):
     """What project code can do inside the check's sandbox, tried with a shell."""
     require_godot("bwrap")
-    from godot_mcp.godot import sandbox
+    from godot_mcp.godot import environment, sandbox
 
     project = make(tmp_path / "p", CLEAN)
     fd = os.open(project, os.O_RDONLY | os.O_DIRECTORY)
@@ -540,7 +540,7 @@ def test_the_sandbox_hides_the_environment_and_bounds_every_write(tmp_path):
         ro_fds=[(fd, project)],
         tmp_size=16 << 20,
     )
-    env = sandbox.environment({**os.environ, "MYSECRET": "hunter2", "LC_API_TOKEN": "sekrit"})
+    env = environment.for_sandbox({**os.environ, "MYSECRET": "hunter2", "LC_API_TOKEN": "sekrit"})
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, pass_fds=(fd,))
     os.close(fd)
     out = done.stdout

@@ -13,8 +13,9 @@ import pytest
 from tests.mcp.conftest import Connect, transport_factory
 from tests.runtime.conftest import require_godot
 from tests.runtime.test_captures import fetch, ok
+from tests.support import engines
 from tests.support.engines import Engine
-from tests.support.servers import ServedProject, serve_project
+from tests.support.servers import ServedProject, serve_project, stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
@@ -160,3 +161,49 @@ async def test_log_refusals(log_connect, log_env):
                         "message": "no such game session",
                     }
             await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+ENV_GD = """\
+extends Node2D
+
+func _ready():
+\tfor key in ["AWS_SECRET_ACCESS_KEY", "SOME_DATABASE_URL", "GITHUB_TOKEN", "MY_APP_SETTING",
+\t\t\t"PWD", "LANG", "PATH"]:
+\t\tprint("ENV %s=[%s]" % [key, OS.get_environment(key)])
+\tprint("LEAK {leak}")
+\tprint("DONE")
+"""
+
+
+async def test_a_game_sees_none_of_the_servers_secrets_and_its_log_shows_none(tmp_path):
+    """The server's tokens and credentials never reach a game; a secret the project brings in
+    some other way (here: written into its script) is scrubbed from its log."""
+    require_godot("godot3", "Xvfb")
+    engine = engines.current()
+    password = "hunter2-db-password"
+    secrets = {
+        "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI-K7MDENG-bPxRfiCY",
+        "SOME_DATABASE_URL": f"postgresql://mcp:{password}@db.internal/mcp",
+        "GITHUB_TOKEN": "ghp_0123456789abcdefABCDEF",
+    }
+    project = engine.copy_demo(tmp_path / "demo")
+    leak = f"db {password} gh {secrets['GITHUB_TOKEN']}"
+    (project / "env.gd").write_text(ENV_GD.replace("{leak}", leak))
+    (project / "env.tscn").write_text(engine.scene("env.gd"))
+    env = {**secrets, "MY_APP_SETTING": "harmless"}
+    with anyio.fail_after(90):
+        async with stdio_client(project, tmp_path / "state", env=env) as c:
+            sid = await _start(c, "res://env.tscn")
+            texts: list[str] = []
+            while "DONE" not in texts:
+                await anyio.sleep(0.1)
+                texts = [line["text"] for line in await _read_all(c, sid)]
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+    seen = {t.split("=", 1)[0][4:]: t.split("=", 1)[1] for t in texts if t.startswith("ENV ")}
+    for name in ("AWS_SECRET_ACCESS_KEY", "SOME_DATABASE_URL", "GITHUB_TOKEN", "PWD"):
+        assert seen[name] == "[]", (name, seen)
+    assert seen["MY_APP_SETTING"] == "[]"  # not something Godot needs: not passed on
+    assert seen["LANG"] != "[]" and seen["PATH"] != "[]"
+    assert "LEAK db <secret> gh <secret>" in texts
+    every = "\n".join(texts)
+    assert all(value not in every for value in [*secrets.values(), password])
