@@ -4,6 +4,13 @@ The child is forked by :class:`subprocess.Popen` on the calling thread (the even
 lives as long as the server, as :mod:`godot_mcp.godot.procs` requires), in its own process group
 with the parent-death signal set. Its exit is awaited through a pidfd, so no thread and no
 polling is involved and any number of tasks may wait at once.
+
+The child's pid is its group's id, and the kernel keeps that id for the group only while the
+leader is not reaped (or another member lives). So the group is signalled only while that
+holds: an exit is first seen without reaping (``waitid(WNOWAIT)``), the group's leftovers are
+killed while the leader is still a zombie, and only then is the leader reaped. After that a
+signal goes to the group only if members of it still run, never to a pid the kernel may have
+given to another process since.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ class Child:
     ) -> Child:
         """Start ``argv``; raises ``OSError`` if it cannot be executed."""
         popen = subprocess.Popen(  # type: ignore[call-overload]
-            list(argv),
+            procs.spawn_argv(argv),
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
@@ -76,7 +83,18 @@ class Child:
         return self.poll()
 
     def poll(self) -> int | None:
-        """Reap the child if it exited; return its exit code or ``None``."""
+        """Reap the child if it exited (its group's leftovers killed first); its exit code or
+        ``None``."""
+        if self._popen.returncode is not None:
+            return self._popen.returncode
+        try:
+            seen = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            seen = None  # not ours to wait for any more: Popen settles its code
+        else:
+            if seen is None:
+                return None  # still running
+            procs.kill_group(self.pid, signal.SIGKILL)  # exited, not reaped: the id is ours
         code = self._popen.poll()
         if code is not None:
             self._close_pidfd()
@@ -102,8 +120,9 @@ class Child:
         return self.poll()
 
     def signal_group(self, sig: int = signal.SIGKILL) -> None:
-        """Send ``sig`` to the child's whole process group."""
-        procs.kill_group(self.pid, sig)
+        """Send ``sig`` to the child's whole process group, while the group id is its."""
+        if self._popen.returncode is None or procs.group_running(self.pid):
+            procs.kill_group(self.pid, sig)
 
     async def terminate(self, grace: float = 2.0) -> int | None:
         """SIGTERM the group, wait up to ``grace`` s, then SIGKILL it; the exit code."""

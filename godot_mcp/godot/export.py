@@ -30,7 +30,7 @@ exactly the file that was checked, and nothing else of the machine.
 A job's directory name is its export id. When a server dies mid-export, ``leftovers(work_dir)``
 lists what that export had written, for the recovery routine to move into its evidence area.
 
-Children are started with ``procs.spawn_kwargs()`` (own process group, death signal), which ties
+Children are started by ``Child.spawn`` (own process group, death signal), which ties
 them to the *thread* that started them: call ``ExportRunner.start``/``start_async`` from the event
 loop's thread, never from a short-lived worker.
 

@@ -1,45 +1,44 @@
 """Child processes that never outlive the server.
 
-Every child (a game, an export, a private Xvfb) is started in its own process
-group and with ``PR_SET_PDEATHSIG = SIGKILL``, so the kernel kills it when the
-server dies, even by ``kill -9``. The death signal fires when the *thread* that
-forked the child exits, so children must be spawned from a thread that lives as
-long as the server (the event loop's thread); never from a short-lived worker.
+Every child (a game, an export, a check, a private Xvfb) is started in its own process group
+(``setsid`` in the forked child, done by CPython's own C code) and with the parent-death
+signal ``SIGKILL``, so the kernel kills it when the server dies, even by ``kill -9``. The
+signal is set by util-linux's ``setpriv --pdeathsig KILL``, which then executes the real
+command in the same process: no Python runs between fork and exec (CPython documents
+``preexec_fn`` as unsafe in a process with threads, and the server has several). The death
+signal fires when the *thread* that forked the child exits, so children must be spawned from
+a thread that lives as long as the server (the event loop's thread); never from a
+short-lived worker. A sandboxed child also has bwrap's ``--die-with-parent``.
 """
 
 from __future__ import annotations
 
-import ctypes
+import errno
 import os
+import shutil
 import signal
-from collections.abc import Callable
+from collections.abc import Sequence
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+__all__ = ["group_running", "kill_group", "spawn_argv", "spawn_kwargs"]
 
 
-def child_preexec() -> Callable[[], None]:
-    """Return a ``preexec_fn`` that ties the child's life to this process.
-
-    If the parent already died between fork and prctl, the child exits at once.
-    """
-    expected = os.getpid()
-
-    def _preexec() -> None:
-        _die_with_parent()
-        if os.getppid() != expected:
-            os._exit(1)
-
-    return _preexec
+def spawn_argv(argv: Sequence[str]) -> list[str]:
+    """``argv`` started with the parent-death signal set; ``OSError`` (as ``Popen`` would
+    raise) when its program cannot be executed, so a missing binary fails before a fork."""
+    program = argv[0]
+    found = shutil.which(program)
+    if found is None:
+        error = errno.EACCES if os.path.exists(program) else errno.ENOENT
+        raise OSError(error, os.strerror(error), program)
+    setpriv = shutil.which("setpriv", path="/usr/bin:/bin") or shutil.which("setpriv")
+    if setpriv is None:
+        raise OSError(errno.ENOENT, "setpriv (util-linux) is needed to start children", "setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", found, *argv[1:]]
 
 
 def spawn_kwargs() -> dict[str, object]:
-    """Keyword arguments for ``subprocess.Popen``/``anyio.open_process``."""
-    return {"start_new_session": True, "preexec_fn": child_preexec()}
+    """Keyword arguments for ``subprocess.Popen`` (with :func:`spawn_argv`)."""
+    return {"start_new_session": True}
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
