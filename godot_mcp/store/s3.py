@@ -52,7 +52,7 @@ _BUCKET_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789.-")
 _PREFIX_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/")
 _FORM = "--blob-store must be s3://BUCKET/PREFIX?endpoint_url=…&region=…"
 _REGION_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
-_RESERVED = {"blobs", "quarantine", ".store-id"}
+_AREAS = ("blobs", "quarantine")  # where a store lists and removes keys of its own
 _UNREACHABLE_CODES = {"InternalError", "ServiceUnavailable", "SlowDown", "503", "500"}
 # One boto3 session per process: it keeps the service model it parsed (200 ms a client
 # otherwise). Making clients from it is not thread-safe, hence the lock; clients are.
@@ -98,8 +98,8 @@ def parse_blob_store_url(url: str) -> S3Location:
     segments = prefix.split("/") if prefix else []
     if not set(prefix) <= _PREFIX_CHARS or any(p in ("", ".", "..") for p in segments):
         raise ConfigError("the key prefix may hold letters, digits, '.', '_', '-' and '/'")
-    if any(p in _RESERVED for p in segments):  # it would sit inside another store's keys
-        raise ConfigError("the key prefix must not name blobs, quarantine or .store-id")
+    if ".store-id" in segments:  # a marker's name is never a folder of ours
+        raise ConfigError("the key prefix must not name .store-id")
     unknown = sorted(set(query) - {"endpoint_url", "region"})
     if unknown:
         raise ConfigError(f"unknown blob store option {unknown[0][:40]!r} (endpoint_url, region)")
@@ -443,7 +443,7 @@ class S3BlobStore:
         start = len(self.where.key("blobs/"))
         for item in self._list("blobs/"):
             name = item["Key"][start:]
-            if not is_sha256(name):
+            if not is_sha256(name) and name != ".store-id":  # another store's marker: not ours
                 yield name
 
     def remove_stray(self, name: str) -> None:
@@ -456,6 +456,35 @@ class S3BlobStore:
         yield from self.tmp_dir.iterdir()
 
     # -- which database the bucket belongs to ----------------------------------
+
+    def nesting(self) -> str | None:
+        """Another store this one would sit inside, or hold, as ``s3://bucket/prefix``.
+
+        Stores nest only through their own areas: a store whose prefix runs through another
+        store's ``blobs/`` or ``quarantine/`` (found by that store's ``.store-id`` marker
+        above), or one whose own areas hold another store's marker. Any other prefix, the
+        most natural ``s3://bucket/blobs`` included, is fine when no such store exists.
+        """
+        segments = self.where.prefix.split("/") if self.where.prefix else []
+        for i, segment in enumerate(segments):
+            if segment in _AREAS:
+                above = "/".join(segments[:i])
+                if self._exists("/".join(p for p in (above, ".store-id") if p)):
+                    return f"s3://{self.where.bucket}/{above}"
+        for area in _AREAS:
+            if self._exists(self.where.key(area, ".store-id")):
+                return f"s3://{self.where.bucket}/{self.where.key(area)}"
+        return None
+
+    def _exists(self, key: str) -> bool:
+        with s3_errors():
+            try:
+                self.client.head_object(Bucket=self.where.bucket, Key=key)
+            except Exception as exc:
+                if _missing(exc):
+                    return False
+                raise
+        return True
 
     def read_marker(self) -> str | None:
         """The id of the database this bucket's objects belong to, or None when unclaimed."""

@@ -92,6 +92,12 @@ def claim_store(engine: Engine, blobs: BlobStore, blob_dir: Path, now_us: int) -
         claim(engine, directory_location(blob_dir), now_us)
         return
     where = f"{blobs.where.bucket}/{blobs.where.prefix}"  # the endpoint may change; these not
+    other = blobs.nesting()
+    if other is not None:
+        raise ConfigError(
+            f"the blob store would share keys with the store at {other} (one inside the "
+            "other's blobs/ or quarantine/): choose a prefix beside it"
+        )
     marker = blobs.read_marker()
     if marker is None:
         recorded = _recorded(engine, f"bucket {secrets.token_hex(16)} {where}", now_us) or ""

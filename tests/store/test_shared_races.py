@@ -5,6 +5,8 @@ a commit never fails the registration. Interleavings are forced by wrapping one 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from godot_mcp.errors import ConfigError, NotFound
@@ -106,9 +108,37 @@ def test_a_withdrawal_decided_before_the_same_bytes_were_registered_again_is_voi
 def test_stores_cannot_nest_and_a_listing_never_reaches_below_its_prefix(
     tmp_path, pg_server, s3_server
 ) -> None:
-    for nested in ("s3://bucket-1/team/blobs", "s3://bucket-1/blobs", "s3://bucket-1/a/quarantine"):
-        with pytest.raises(ConfigError, match="must not name blobs"):
-            parse_blob_store_url(nested)
+    # The most natural prefixes are names, not nesting: "blobs" is fine where no store is.
+    for plain in ("s3://bucket-1/team/blobs", "s3://bucket-1/blobs", "s3://bucket-1/a/quarantine"):
+        assert parse_blob_store_url(plain).prefix == plain.split("/", 3)[3]
+    with pytest.raises(ConfigError, match=r"must not name \.store-id"):
+        parse_blob_store_url("s3://bucket-1/a/.store-id/b")
+    bucket = s3_server.create_bucket()
+    inner = _open(tmp_path, "inner", pg_server.create_database(), s3_server.url(bucket, "t/blobs"))
+    caller, gen = _caller(inner, tmp_path)
+    data = b"a blob of the store at t/blobs"
+    info = inner.register(caller, gen, NewArtifact("image/png", data))
+    assert inner.read(caller, info.uri).data == data
+    inner.close()
+    # A store at t would hold t/blobs's keys in its own blobs/ (and sweep its marker away).
+    with pytest.raises(ConfigError) as caught:
+        _open(tmp_path, "outer", pg_server.create_database(), s3_server.url(bucket, "t"))
+    assert caught.value.message == (
+        f"the blob store would share keys with the store at s3://{bucket}/t/blobs (one "
+        "inside the other's blobs/ or quarantine/): choose a prefix beside it"
+    )
+    # ...and a store inside the blobs/ or quarantine/ of one at u is refused the same way.
+    _open(tmp_path, "u", pg_server.create_database(), s3_server.url(bucket, "u")).close()
+    for nested in ("u/blobs", "u/quarantine/x"):
+        with pytest.raises(ConfigError, match=re.escape(f"the store at s3://{bucket}/u ")):
+            _open(
+                tmp_path,
+                nested.replace("/", "-"),
+                pg_server.create_database(),
+                s3_server.url(bucket, nested),
+            )
+    # Beside them is fine.
+    _open(tmp_path, "beside", pg_server.create_database(), s3_server.url(bucket, "v")).close()
     store = _open(
         tmp_path, "a", pg_server.create_database(), s3_server.url(s3_server.create_bucket())
     )
