@@ -463,8 +463,16 @@ class GameRunner:
 
     @property
     def sessions(self) -> list[GameSession]:
-        """The sessions started by this runner that were not stopped yet."""
-        return [s for s in self._sessions if s.poll() != "stopped"]
+        """The sessions started by this runner that were not released yet."""
+        return list(self._sessions)
+
+    async def release(self, session: GameSession, timeout: float = 5) -> int | None:
+        """Stop ``session`` (see :meth:`GameSession.stop`) and forget it, its log with it."""
+        try:
+            return await session.stop(timeout)
+        finally:
+            with contextlib.suppress(ValueError):
+                self._sessions.remove(session)
 
     @property
     def xvfb_pid(self) -> int | None:

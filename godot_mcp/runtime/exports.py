@@ -41,6 +41,7 @@ from godot_mcp.godot.presets import (
     read_presets,
 )
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import settle_interrupted
 from godot_mcp.store.binding import check_owner, unknown
@@ -76,7 +77,7 @@ class ExportService:
         self.jobs: dict[str, ExportJob] = {}
         self._starting = 0
         self.checks = 0  # project checks running (each holds a slot)
-        self._ended: set[str] = set()
+        self._ended = EndedSessions()
         self._unsettled: dict[str, tuple[str, str | None, str | None, int]] = {}
         self._done: dict[str, anyio.Event] = {}  # set when an export of this process ends
         self._stack = AsyncExitStack()

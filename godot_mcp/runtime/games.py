@@ -38,11 +38,14 @@ from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
 from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.session import GameRunner, GameSession, validate_recording
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import sweep_dead_scratch
 from godot_mcp.store.binding import check_owner, unknown
 from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
+
+MAX_EXITED = 16  # sessions that exited on their own kept (with their logs) per server
 
 log = logging.getLogger(__name__)
 _ERRORS: dict[type[GameError], type[GodotMcpError]] = {
@@ -95,7 +98,7 @@ class GameService:
         self.scratch.mkdir(mode=0o700, exist_ok=True)
         self.runner = GameRunner(rt.godot, self.scratch, rt.private_paths())
         self.sessions: dict[str, Managed] = {}
-        self._ended: set[str] = set()  # HTTP sessions that ended (a start in flight checks)
+        self._ended = EndedSessions()  # HTTP sessions that ended (a start in flight checks)
         self._starting = 0
 
     def availability(self, mode: str = "windowed") -> str:
@@ -123,11 +126,20 @@ class GameService:
         finally:
             self._starting -= 1
         if caller.session_id is not None and caller.session_id in self._ended:
-            await game.stop(0)  # the session ended while the game was starting
+            await self.runner.release(game, 0)  # the session ended while it was starting
             raise Unavailable("the MCP session ended")
         managed = Managed(new_id(), game, caller)
         self.sessions[managed.id] = managed
+        await self._release_exited()
         return managed
+
+    async def _release_exited(self) -> None:
+        """Past ``MAX_EXITED`` sessions that exited on their own and were never stopped,
+        release the oldest (their logs with them): memory stays bounded whatever callers do."""
+        exited = [m for m in self.sessions.values() if m.game.poll() == "exited"]
+        for managed in exited[: max(0, len(exited) - MAX_EXITED)]:
+            self.sessions.pop(managed.id, None)
+            await self.runner.release(managed.game, 0)
 
     def get(self, caller: Caller, session_id: str) -> Managed:
         """The caller's session, or a typed refusal."""
@@ -159,7 +171,7 @@ class GameService:
     async def stop(self, caller: Caller, session_id: str) -> Managed:
         """Stop a session (quit, then kill its process group)."""
         managed = self.get(caller, session_id)
-        await managed.game.stop()
+        await self.runner.release(managed.game)
         self.sessions.pop(session_id, None)  # stopped for good: nothing more to list
         return managed
 
@@ -334,7 +346,7 @@ class GameService:
             self.sessions.pop(managed.id, None)
         async with anyio.create_task_group() as group:
             for managed in ended:
-                group.start_soon(managed.game.stop, 0)
+                group.start_soon(self.runner.release, managed.game, 0)
 
     async def aclose(self) -> None:
         """Stop every game and the private display; remove this process's scratch."""
