@@ -338,7 +338,7 @@ class S3BlobStore:
         except NotFound:
             return False
         index = 0
-        with s3_errors():
+        with s3_errors(), _reading(body):  # an early False gives its connection back
             for block in _blocks(body, self.block_size):
                 if block_digest(block) != digests[index * 8 : index * 8 + 8]:
                     return False
@@ -361,15 +361,15 @@ class S3BlobStore:
         bs = self.block_size
         first, last = offset // bs, (offset + length - 1) // bs
         got = self._get_object(sha256, first * bs, (last + 1) * bs - 1)
-        total = str(got.get("ContentRange", "")).rpartition("/")[2]
-        seen = _mark(got, int(total) if total.isdigit() else -1)
-        with self._marks_lock:
-            known = mark if mark is not None else self._marks.get(sha256)
-        if known is not None and known != seen:  # uploaded again since it was seen
-            self._forget(sha256)
-            raise StaleMark
-        with s3_errors():
-            data = got["Body"].read()
+        with s3_errors(), _reading(got["Body"]) as body:
+            total = str(got.get("ContentRange", "")).rpartition("/")[2]
+            seen = _mark(got, int(total) if total.isdigit() else -1)
+            with self._marks_lock:
+                known = mark if mark is not None else self._marks.get(sha256)
+            if known is not None and known != seen:  # uploaded again since it was seen
+                self._forget(sha256)
+                raise StaleMark
+            data = body.read()
         return checked_range(data, first, offset, length, digests, bs, "in the blob store")
 
     def hash_blob(self, sha256: str) -> tuple[str, int] | None:
@@ -381,7 +381,7 @@ class S3BlobStore:
             return None
         h = hashlib.sha256()
         size = 0
-        with s3_errors():
+        with s3_errors(), _reading(body):
             for chunk in body.iter_chunks(1 << 20):
                 h.update(chunk)
                 size += len(chunk)
@@ -497,7 +497,8 @@ class S3BlobStore:
                 if _missing(exc):
                     return None
                 raise
-            return str(body.read(200).decode("ascii", "replace")).strip()
+            with _reading(body):  # the marker is short; a longer object is not read through
+                return str(body.read(200).decode("ascii", "replace")).strip()
 
     def write_marker(self, ident: str) -> bool:
         """Record ``ident`` as the bucket's database unless one is recorded; True if written."""
@@ -520,6 +521,21 @@ class S3BlobStore:
     def close(self) -> None:
         """Release the client's connections."""
         self.client.close()
+
+
+@contextmanager
+def _reading(body: Any) -> Iterator[Any]:
+    """A GET's body, closed afterwards however the reading ends, and its connection given back
+    to the client's pool: closing alone (urllib3) keeps the pool's slot taken, so every early
+    return would cost the pool a connection for good."""
+    try:
+        yield body
+    finally:
+        raw = getattr(body, "_raw_stream", None)
+        body.close()
+        release = getattr(raw, "release_conn", None)
+        if release is not None:
+            release()
 
 
 @contextmanager

@@ -5,11 +5,13 @@ a commit never fails the registration. Interleavings are forced by wrapping one 
 
 from __future__ import annotations
 
+import gc
 import re
 
 import pytest
 
 from godot_mcp.errors import ConfigError, NotFound
+from godot_mcp.store.blobs import StaleMark, block_digest
 from godot_mcp.store.models import Artifact
 from godot_mcp.store.reconcile import reconcile
 from godot_mcp.store.s3 import parse_blob_store_url
@@ -222,5 +224,43 @@ def test_a_clean_up_that_fails_after_the_commit_does_not_fail_the_registration(
         new = store.register(caller, gen, NewArtifact("image/png", b"new"))
         assert store.read(caller, new.uri).data == b"new"
         assert old.sha256 in store._pending_gc
+    finally:
+        store.close()
+
+
+def _checked_out(store: ArtifactStore) -> int:
+    """Connections of the store's S3 client that are out of its pool (a body not closed)."""
+    manager = store.blobs.client._endpoint.http_session._manager  # type: ignore[attr-defined]
+    return sum(p.pool.maxsize - p.pool.qsize() for p in manager.pools._container.values())
+
+
+def test_no_early_return_leaves_an_s3_response_open(tmp_path, pg_server, s3_server) -> None:
+    """A verification that finds a bad first block (3 MiB left unread), a read of an object
+    uploaded again since, and the marker read each give their GET's connection back: 30 of
+    each leave none out of the client's pool."""
+    store = _open(tmp_path, "leaks", *_fresh(pg_server, s3_server))
+    try:
+        caller, gen = _caller(store, tmp_path)
+        bs = store.blobs.block_size
+        data = bytes(range(256)) * (4 << 20 >> 8)  # 4 MiB: more than one streamed chunk
+        info = store.register(caller, gen, NewArtifact("image/png", data))
+        sha = info.sha256
+        digests = b"".join(block_digest(data[i : i + bs]) for i in range(0, len(data), bs))
+        assert store.blobs.verify(sha, digests)
+        wrong = b"\0" * 8 + digests[8:]
+        stale = (0, len(data), 0, 1)
+        counts = []
+        for _ in range(30):
+            assert store.blobs.verify(sha, wrong) is False  # returns at the first block
+        counts.append(_checked_out(store))
+        for _ in range(30):
+            with pytest.raises(StaleMark):
+                store.blobs.read(sha, 0, 10, digests, mark=stale)
+        counts.append(_checked_out(store))
+        for _ in range(30):
+            assert store.blobs.read_marker()
+        gc.collect()
+        counts.append(_checked_out(store))
+        assert counts == [0, 0, 0]
     finally:
         store.close()
