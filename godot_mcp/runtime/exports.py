@@ -80,6 +80,7 @@ class ExportService:
         self._ended = EndedSessions()
         self._unsettled: dict[str, tuple[str, str | None, str | None, int]] = {}
         self._done: dict[str, anyio.Event] = {}  # set when an export of this process ends
+        self._closing = False  # the server is shutting down: what ends now was cancelled so
         self._stack = AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
 
@@ -244,7 +245,11 @@ class ExportService:
             elif state == "failed":
                 outcome = ("failed", job.error, job.log_tail())
             elif state == "cancelled":
-                outcome = ("cancelled", None, None)
+                outcome = ("cancelled", "the server shut down" if self._closing else None, None)
+        except anyio.get_cancelled_exc_class():
+            # Only the server's shutdown cancels a watcher (aclose, which killed the job).
+            outcome = ("cancelled", "the server shut down", None)
+            raise
         except Exception:
             log.exception("watching export %s failed", job.export_id)
         finally:
@@ -380,13 +385,11 @@ class ExportService:
                 await job.cancel()
 
     async def aclose(self) -> None:
-        """Stop every running export of this process (graceful shutdown)."""
+        """Stop every running export of this process (graceful shutdown): each one's watcher
+        records it as cancelled, "the server shut down", and removes its work dir."""
+        self._closing = True
         for job in list(self.jobs.values()):
             if job.state in (RUNNING, VERIFYING):
                 job.kill()
                 await job.reap()
         await self._stack.aclose()
-        for export_id, job in self.jobs.items():
-            if job.state == "cancelled":
-                self._settle(export_id, "cancelled", "the server shut down", None)
-            job.cleanup()

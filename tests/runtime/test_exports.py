@@ -177,6 +177,26 @@ async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
     assert tree_digest(project) == before
 
 
+async def test_an_export_running_at_a_graceful_shutdown_is_cancelled_and_says_so(tmp_path):
+    require_godot("godot3-server")
+    project = make_big_project(tmp_path / "big", 384)
+    state = tmp_path / "state"
+    with anyio.fail_after(120):
+        async with stdio_client(project, state) as c:
+            eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"][
+                "id"
+            ]
+            work = state / "exports" / eid
+            while not (work / "out").is_dir():
+                await anyio.sleep(0.02)
+        # The client closed the server's stdin: it shut down, the export still running.
+        assert not work.exists()
+        async with stdio_client(project, state) as c:
+            body = (await ok(c, "project.export.status", {"export_id": eid}))["export"]
+    assert body["state"] == "cancelled" and body["outputs"] == []
+    assert body["error"] == "the server shut down"
+
+
 def _server_pid(state) -> int:
     for pid in children(os.getpid()):
         if str(state) in cmdline(pid) and "serve" in cmdline(pid):
