@@ -87,6 +87,11 @@ class DatabaseUnavailable(Unavailable):
         return f"{self.message}: {self.reason}" if self.reason else self.message
 
 
+class DatabaseBusy(Unavailable):
+    """The store's database answered but could not do it now: a deadlock, a serialization
+    conflict, a statement or lock timeout, too many connections. Worth trying again."""
+
+
 class BlobStoreUnavailable(Unavailable):
     """The store's S3 endpoint cannot be reached or answers 5xx."""
 

@@ -119,6 +119,19 @@ def resource_error(uri: str, exc: GodotMcpError | None, *, http: bool) -> MCPErr
     return MCPError(code=types.INVALID_PARAMS, message=message, data=data)
 
 
+def list_error(exc: GodotMcpError) -> MCPError:
+    """The JSON-RPC error of a ``resources/list`` the store could not answer (its database or
+    bucket unreachable): ``data.outcome`` says so, never an empty list. Nothing in it is the
+    caller's or anyone's data, so it is the same over stdio and HTTP."""
+    outcome = exc.outcome if exc.outcome in ("unavailable", "timeout") else "failed"
+    message = exc.message if outcome != "failed" else "the artifacts could not be listed"
+    return MCPError(
+        code=types.INTERNAL_ERROR,
+        message=f"{outcome.capitalize()}: {message}",
+        data={"outcome": outcome},
+    )
+
+
 def answer_budget(call: ToolCall) -> int:
     """Bytes of JSON a list in an answer may take: max_output_bytes less room for the rest."""
     return call.deps.limits.max_output_bytes - 2048

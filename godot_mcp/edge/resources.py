@@ -10,10 +10,10 @@ import anyio
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
-from godot_mcp.edge.deps import ServerDeps, identify
+from godot_mcp.edge.deps import ServerDeps, Who, identify
 from godot_mcp.edge.describe import resource_entry
-from godot_mcp.edge.outcomes import resource_error
-from godot_mcp.errors import GodotMcpError, InvalidArgument
+from godot_mcp.edge.outcomes import list_error, resource_error
+from godot_mcp.errors import GodotMcpError, InvalidArgument, NotFound
 from godot_mcp.store.ids import URI_TEMPLATE
 from godot_mcp.store.store import SlowPath
 from godot_mcp.store.values import Caller, ReadResult
@@ -24,7 +24,11 @@ PAGE_SIZE = 50
 
 def caller_for(ctx: ServerRequestContext[Any, Any], deps: ServerDeps) -> Caller:
     """The store caller of this request (observing the project's generation)."""
-    who = identify(ctx, deps)
+    return caller_of(identify(ctx, deps), deps)
+
+
+def caller_of(who: Who, deps: ServerDeps) -> Caller:
+    """The store caller of ``who`` (observing the project's generation: a store call)."""
     state = deps.store.projects.observe(deps.project)
     return Caller(who.principal, who.session_id, who.launch_id, state.id)
 
@@ -68,11 +72,22 @@ def make_handlers(deps: ServerDeps) -> dict[str, Any]:
     ) -> types.ListResourcesResult:
         cursor = params.cursor if params else None
         try:
-            page = deps.store.list(caller_for(ctx, deps), cursor, PAGE_SIZE)
+            who = identify(ctx, deps)  # on the loop: the request's token is a context variable
+        except NotFound:
+            who = None  # no MCP session to bind to: nothing is the caller's
+        try:  # off the loop: a shared store's listing is a database query and a HEAD a row
+            page = (
+                None
+                if who is None
+                else await anyio.to_thread.run_sync(
+                    lambda: deps.store.list(caller_of(who, deps), cursor, PAGE_SIZE)
+                )
+            )
         except InvalidArgument:
             raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor") from None
-        except GodotMcpError:
-            page = None
+        except GodotMcpError as exc:
+            # An empty list would say "you have nothing": the store could not say at all.
+            raise list_error(exc) from None
         except Exception:
             log.exception("resources/list failed")
             raise MCPError(code=types.INTERNAL_ERROR, message="Internal error") from None

@@ -14,13 +14,13 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 import anyio
 
-from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Unavailable
+from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, NotFound, Unavailable
 from godot_mcp.godot import sandbox, tree
 from godot_mcp.godot.export import (
     RUNNING,
@@ -340,11 +340,9 @@ class ExportService:
             return ExportView(row.id, row.preset, row.kind, state, [], error, tail)
         outputs: list[ArtifactInfo] = []
         if row.state == "succeeded":
-            for info in self.store.export_artifacts(export_id):
-                try:
-                    outputs.append(self.store.info(caller, info.id))
-                except GodotMcpError:
-                    continue
+            outputs = live_outputs(
+                self.store.export_artifacts(export_id), lambda a: self.store.info(caller, a.id)
+            )
         return ExportView(row.id, row.preset, row.kind, row.state, outputs, row.error, row.log_tail)
 
     def running(self) -> int:
@@ -393,3 +391,18 @@ class ExportService:
                 job.kill()
                 await job.reap()
         await self._stack.aclose()
+
+
+def live_outputs(
+    artifacts: Sequence[ArtifactInfo], describe: Callable[[ArtifactInfo], ArtifactInfo]
+) -> list[ArtifactInfo]:
+    """A succeeded export's outputs the caller can still read: those released since (expired,
+    an older generation) are left out; any other failure (the store unreachable) is raised,
+    so an answer never lists fewer outputs than there are without saying why."""
+    kept = []
+    for artifact in artifacts:
+        try:
+            kept.append(describe(artifact))
+        except NotFound:
+            continue
+    return kept

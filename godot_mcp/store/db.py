@@ -20,7 +20,7 @@ from sqlalchemy.exc import ArgumentError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
 import godot_mcp.schema
-from godot_mcp.errors import ConfigError, DatabaseUnavailable, StorageError
+from godot_mcp.errors import ConfigError, DatabaseBusy, DatabaseUnavailable, StorageError
 from godot_mcp.store import postgres, sqlite
 from godot_mcp.store.models import StoreLock
 
@@ -63,26 +63,55 @@ def make_engine(url: str) -> Engine:
 
 @contextmanager
 def database_errors() -> Iterator[None]:
-    """Turn the database's own failures into the error tree: a database server that cannot
-    be reached is DatabaseUnavailable (the server keeps serving and recovers when it is
-    back); one that refuses (SQLite on a full disk, an I/O error) is StorageError."""
+    """Turn the database's own failures into the error tree, by what they mean:
+
+    * a database server that cannot be reached (no connection, a lost one, one shut down)
+      is DatabaseUnavailable: the server keeps serving and recovers when it is back;
+    * one that answered but could not do it now (a deadlock, a serialization conflict, a
+      statement or lock timeout, too many connections; SQLite's file locked past its busy
+      timeout) is DatabaseBusy: try again;
+    * anything else it refused (SQLite on a full disk, an I/O error, a constraint) is
+      StorageError.
+    """
     try:
         yield
     except (OperationalError, InterfaceError) as exc:
         reason = str(getattr(exc, "orig", None) or "the database failed").splitlines()[0]
-        if _unreachable(exc):
+        kind = _kind(exc)
+        if kind == "lost":
             raise DatabaseUnavailable(
                 "the store's database cannot be reached", reason=reason[:200]
             ) from None
+        if kind is not None:
+            raise DatabaseBusy(f"the store's database is busy ({kind}); try again") from None
         raise StorageError(f"the store's database refused the operation: {reason[:200]}") from None
 
 
-def _unreachable(exc: Exception) -> bool:
-    """A lost or refused connection to a database server (never SQLite's own file)."""
+# SQLSTATEs (PostgreSQL, appendix A) of a connection lost or refused, and of work the server
+# could not do now but may later.
+_LOST = ("57P01", "57P02", "57P03")  # admin or crash shutdown, cannot connect now
+_BUSY = {
+    "40001": "a serialization conflict",
+    "40P01": "a deadlock",
+    "55P03": "a lock it could not take",
+    "57014": "a statement timeout",
+    "53300": "too many connections",
+}
+
+
+def _kind(exc: Exception) -> str | None:
+    """``lost``, what kept a server busy, or None for a refusal."""
+    if getattr(exc, "connection_invalidated", False):
+        return "lost"
     orig = getattr(exc, "orig", None)
-    return type(orig).__module__.startswith("psycopg") or bool(
-        getattr(exc, "connection_invalidated", False)
-    )
+    if type(orig).__module__.startswith("psycopg"):
+        state = getattr(orig, "sqlstate", None)
+        if state is None or state.startswith("08") or state in _LOST:
+            return "lost"  # no SQLSTATE: the connection itself failed
+        return _BUSY.get(state, "a transaction conflict" if state.startswith("40") else None)
+    if "database is locked" in str(orig) or "database is busy" in str(orig):
+        return "its file is locked by another writer"
+    return None
 
 
 @contextmanager

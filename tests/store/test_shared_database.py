@@ -6,20 +6,23 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 
 import anyio
 import httpx2
 import pytest
 import sqlalchemy
+from mcp import MCPError
 
-from godot_mcp.errors import ConfigError, DatabaseUnavailable
+from godot_mcp.errors import ConfigError, DatabaseBusy, DatabaseUnavailable
+from godot_mcp.store.db import database_errors
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import NewArtifact
 from tests.store.conftest import stdio_caller
 from tests.support import postgres
 from tests.support.projects import make_project
 from tests.support.rawmcp import raw_session
-from tests.support.servers import ROOT, run_admin, server_env, start_http
+from tests.support.servers import ROOT, run_admin, server_env, start_http, stdio_client
 
 
 def test_servers_on_one_database_share_its_tokens_and_its_one_blob_store(
@@ -242,3 +245,71 @@ def test_a_database_that_refuses_the_connection_says_why_in_one_line(tmp_path, p
     assert done.returncode == 1 and len(lines) == 1, done.stderr
     assert lines[0].startswith("godot-mcp-admin: error: the store database cannot be used: ")
     assert "foo" in lines[0]
+
+
+@pytest.mark.anyio
+async def test_resources_list_says_unavailable_while_the_database_is_down(tmp_path) -> None:
+    """An empty list would tell the caller it has nothing: the answer says the store cannot
+    be asked, and the artifact is listed again once the database is back."""
+    if postgres.binaries() is None:
+        pytest.skip("SKIPPED LOUDLY: PostgreSQL is not installed")
+    server = postgres.start()  # its own server: this test stops it
+    try:
+        url = server.create_database()
+        project = make_project(tmp_path / "p")
+        with anyio.fail_after(120):
+            async with stdio_client(project, tmp_path / "state", "--database-url", url) as c:
+                made = await c.call_tool("test_produce", {"size": 4096})
+                assert made.structured_content["outcome"] == "ok", made.structured_content
+                (listed,) = (await c.list_resources()).resources
+                server.kill()
+                with pytest.raises(MCPError) as caught:
+                    await c.list_resources()
+                assert caught.value.error.data == {"outcome": "unavailable"}
+                assert caught.value.error.message == (
+                    "Unavailable: the store's database cannot be reached"
+                )
+                server.restart()
+                (again,) = (await c.list_resources()).resources
+                assert again.uri == listed.uri
+    finally:
+        server.stop()
+
+
+def test_database_errors_say_what_happened(pg_server) -> None:
+    """A statement timeout and a deadlock are the database being busy (try again); a
+    refusal is a refusal; neither is "cannot be reached" (a real PostgreSQL)."""
+    engine = sqlalchemy.create_engine(pg_server.create_database())
+    try:
+        with engine.begin() as c:
+            c.execute(sqlalchemy.text("CREATE TABLE t (id int PRIMARY KEY)"))
+            c.execute(sqlalchemy.text("INSERT INTO t VALUES (1), (2)"))
+        with pytest.raises(DatabaseBusy) as caught, database_errors(), engine.begin() as c:
+            c.execute(sqlalchemy.text("SET LOCAL statement_timeout = 50"))
+            c.execute(sqlalchemy.text("SELECT pg_sleep(2)"))
+        assert caught.value.message == (
+            "the store's database is busy (a statement timeout); try again"
+        )
+        # Two transactions taking two rows in opposite orders: one of them is the victim.
+        barrier = threading.Barrier(2, timeout=20)
+        errors: list[BaseException] = []
+
+        def take(first: int, second: int) -> None:
+            try:
+                with database_errors(), engine.begin() as c:
+                    c.execute(sqlalchemy.text(f"SELECT * FROM t WHERE id = {first} FOR UPDATE"))
+                    barrier.wait()
+                    c.execute(sqlalchemy.text(f"SELECT * FROM t WHERE id = {second} FOR UPDATE"))
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=take, args=p) for p in ((1, 2), (2, 1))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        (victim,) = errors
+        assert isinstance(victim, DatabaseBusy), victim
+        assert victim.message == "the store's database is busy (a deadlock); try again"
+    finally:
+        engine.dispose()
