@@ -8,6 +8,7 @@ wrote (``out/game.pck.tmp``, ``xdg/cache/...``, ``log.txt``).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from dataclasses import dataclass
@@ -23,33 +24,59 @@ from godot_mcp.store.ids import is_valid_id
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import from_us
 
+log = logging.getLogger(__name__)
+
 INTERRUPTED_MESSAGE = (
     "the server stopped during the export; what it had written is kept as recovery evidence"
 )
 
 
-def keep_evidence(store: ArtifactStore, export_id: str) -> tuple[int, int]:
-    """Move an export's leftovers into its evidence dir; returns (files, bytes)."""
+@dataclass(frozen=True)
+class Kept:
+    """What ``keep_evidence`` kept of an export's leftovers, and what it could not."""
+
+    files: int
+    bytes: int
+    lost: int = 0
+    why: str = ""
+
+
+def keep_evidence(store: ArtifactStore, export_id: str) -> Kept:
+    """Move an export's leftovers into its evidence dir (copy what cannot be moved).
+
+    A file that can be neither moved nor copied is counted as lost, with the reason, and
+    logged with its place for the operator: evidence is never dropped without a word.
+    """
     work = store.layout.exports_dir / export_id
     target = store.layout.evidence_dir / export_id
     mkdir_private(store.layout.evidence_dir)
     mkdir_private(target)
-    files = size = 0
+    files = size = lost = 0
+    why = ""
     if work.is_dir():
         for path in leftovers(work):
             rel = path.relative_to(work)
             dest = target / rel
-            dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             try:
-                size += path.stat().st_size
-                os.replace(path, dest)
+                dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                length = path.lstat().st_size
+                try:
+                    os.replace(path, dest)
+                except OSError:
+                    shutil.copyfile(path, dest, follow_symlinks=False)
                 if not dest.is_symlink():
                     os.chmod(dest, 0o600)
-                files += 1
-            except OSError:
+            except OSError as exc:
+                lost += 1
+                why = why or (exc.strerror or type(exc).__name__)
+                log.warning(
+                    "export %s: evidence file %s could not be kept: %s", export_id, path, exc
+                )
                 continue
+            files += 1
+            size += length
         tree.remove(work)
-    return files, size
+    return Kept(files, size, lost, why)
 
 
 def settle_interrupted(store: ArtifactStore) -> dict[str, int]:
@@ -64,8 +91,11 @@ def settle_interrupted(store: ArtifactStore) -> dict[str, int]:
             continue  # another host's: judged by its heartbeat (store/hosts.py), not a pid
         if alive(row.owner_pid, row.owner_start):
             continue
-        files, size = keep_evidence(store, row.id)
-        records.mark_interrupted(row.id, INTERRUPTED_MESSAGE, files, size)
+        kept = keep_evidence(store, row.id)
+        message = INTERRUPTED_MESSAGE
+        if kept.lost:
+            message += f" ({kept.lost} file(s) of it could not be kept: {kept.why})"
+        records.mark_interrupted(row.id, message, kept.files, kept.bytes)
         settled += 1
     _sweep_finished_work(store, records)
     return {"exports_interrupted": settled}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import builtins
 import json
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -70,6 +71,8 @@ from godot_mcp.store.values import (
 
 _DIGEST_CACHE = 64
 _DELETE_BATCH = 16  # objects deleted under one hold of the write lock (shared blob store)
+
+log = logging.getLogger(__name__)
 
 
 class _DigestCache:
@@ -427,10 +430,17 @@ class ArtifactStore:
         return infos, freed
 
     def _give_back(self, holder: str) -> None:
+        """End a failed registration's leases; if the database refuses now, they expire by
+        themselves (``LEASE_SECONDS``), which is said, since their blobs wait until then."""
         try:
             leases.give_back(self.engine, holder)
-        except Exception:  # the leases expire by themselves
-            pass
+        except GodotMcpError as exc:
+            log.warning(
+                "the leases of a failed registration were not given back (%s); their "
+                "uploads are kept until the leases expire in %d s",
+                exc,
+                leases.LEASE_SECONDS,
+            )
 
     def _collect_quietly(self, candidates: Iterable[str]) -> None:
         """``_collect``, keeping what it could not delete for the next one or reconcile."""
