@@ -65,7 +65,7 @@ async def open_app(
         blob_store_url=settings.blob_store_url,
     )
     try:
-        report = reconcile(store)
+        report = await anyio.to_thread.run_sync(reconcile, store)  # before serving
         log.info("startup reconcile: %s", report.as_dict())
         runtime = Runtime(
             store=store,

@@ -6,7 +6,6 @@ import base64
 import logging
 from typing import Any
 
-import anyio
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
@@ -15,16 +14,10 @@ from godot_mcp.edge.describe import resource_entry
 from godot_mcp.edge.outcomes import list_error, resource_error
 from godot_mcp.errors import GodotMcpError, InvalidArgument, NotFound
 from godot_mcp.store.ids import URI_TEMPLATE
-from godot_mcp.store.store import SlowPath
 from godot_mcp.store.values import Caller, ReadResult
 
 log = logging.getLogger(__name__)
 PAGE_SIZE = 50
-
-
-def caller_for(ctx: ServerRequestContext[Any, Any], deps: ServerDeps) -> Caller:
-    """The store caller of this request (observing the project's generation)."""
-    return caller_of(identify(ctx, deps), deps)
 
 
 def caller_of(who: Who, deps: ServerDeps) -> Caller:
@@ -49,19 +42,16 @@ def blob_contents(result: ReadResult) -> types.BlobResourceContents:
     )
 
 
-async def read_artifact(deps: ServerDeps, caller: Caller, uri: str) -> ReadResult:
-    """Resolve the caller and read ``uri`` with the transport's refusal mode.
+async def read_artifact(deps: ServerDeps, caller: Caller | Who, uri: str) -> ReadResult:
+    """Read ``uri`` for ``caller`` (or for ``who``, observing the project first) with the
+    transport's refusal mode, on a worker thread: a read may verify a blob in full or wait
+    on a database or bucket."""
 
-    Most reads are quick and run in place; one that needs slow work (a first
-    full verification of the blob, withdrawing a changed one, which may wait for
-    the blob lock) moves to a worker thread so the loop never stalls.
-    """
-    try:
-        return deps.store.read(caller, uri, uniform=deps.http, inline=True)
-    except SlowPath:
-        return await anyio.to_thread.run_sync(
-            lambda: deps.store.read(caller, uri, uniform=deps.http)
-        )
+    def read() -> ReadResult:
+        resolved = caller if isinstance(caller, Caller) else caller_of(caller, deps)
+        return deps.store.read(resolved, uri, uniform=deps.http)
+
+    return await deps.runtime.blocking(read)
 
 
 def make_handlers(deps: ServerDeps) -> dict[str, Any]:
@@ -79,7 +69,7 @@ def make_handlers(deps: ServerDeps) -> dict[str, Any]:
             page = (
                 None
                 if who is None
-                else await anyio.to_thread.run_sync(
+                else await deps.runtime.blocking(
                     lambda: deps.store.list(caller_of(who, deps), cursor, PAGE_SIZE)
                 )
             )
@@ -122,7 +112,7 @@ def make_handlers(deps: ServerDeps) -> dict[str, Any]:
     ) -> types.ReadResourceResult:
         uri = params.uri
         try:
-            result = await read_artifact(deps, caller_for(ctx, deps), uri)
+            result = await read_artifact(deps, identify(ctx, deps), uri)
         except GodotMcpError as exc:
             raise resource_error(uri, exc, http=deps.http) from None
         except Exception:

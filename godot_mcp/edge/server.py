@@ -73,7 +73,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
             if raw is not None and not isinstance(raw, dict):
                 raise InvalidArgument("arguments must be an object")
             who = identify(ctx, deps)
-            state = deps.store.projects.observe(deps.project)
+            state = await deps.runtime.blocking(deps.store.projects.observe, deps.project)
             args = tool.parse(raw)
             call = ToolCall(
                 ctx=ctx,

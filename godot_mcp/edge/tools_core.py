@@ -81,7 +81,7 @@ async def project_info(call: ToolCall) -> types.CallToolResult:
 
 
 async def project_reload(call: ToolCall) -> types.CallToolResult:
-    state = call.deps.store.projects.advance(call.deps.project)
+    state = await call.deps.runtime.blocking(call.deps.store.projects.advance, call.deps.project)
     return ok(generation=state.generation)
 
 

@@ -48,18 +48,18 @@ async def export_start(call: ToolCall) -> types.CallToolResult:
 async def export_status(call: ToolCall) -> types.CallToolResult:
     export_id, wait = call.args["export_id"], call.args["wait_seconds"]
     service = call.deps.exports
-    view = service.view(call.caller, export_id)
+    view = await service.view(call.caller, export_id)
     if view.state == "running" and wait > 0:
         progress = Progress(call)
         deadline = time.monotonic() + wait
-        while not service.settled(export_id) and (left := deadline - time.monotonic()) > 0:
+        while not await service.settled(export_id) and (left := deadline - time.monotonic()) > 0:
             done, estimate, state = service.progress(export_id) or (0, 0, "running")
             if state == "verifying":
                 await progress.step(done, f"{done} bytes written; checking the outputs")
             else:
                 await progress.step(done, f"{done} bytes written of about {estimate}")
             await service.wait_settled(export_id, min(EVERY_S, left))
-        view = service.view(call.caller, export_id)
+        view = await service.view(call.caller, export_id)
         if view.state != "running":
             await progress.ended(f"the export {view.state}")
     links: list[types.ContentBlock] = [resource_link(o) for o in view.outputs]

@@ -146,7 +146,8 @@ class Child:
         """
         await self.kill(grace)
         with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
-            while procs.group_running(self.pid):
+            # The scan reads every /proc/PID/stat of the machine: off the loop.
+            while await anyio.to_thread.run_sync(procs.group_running, self.pid):
                 await anyio.sleep(0.01)
 
     def _close_pidfd(self) -> None:

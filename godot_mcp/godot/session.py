@@ -244,11 +244,15 @@ class GameSession:
             reply = await self._call("record", timeout, fps=fps, paths=[str(p) for p in paths])
             infos = _frames(reply, frames)
             width, height = infos[0]["width"], infos[0]["height"]
-            for path, info in zip(paths, infos, strict=True):
-                check_png(path, info["width"], info["height"])
-                if (info["width"], info["height"]) != (width, height):
-                    raise GameFailed("the window was resized during the recording")
-            await anyio.to_thread.run_sync(assemble_apng, paths, out, fps)
+            if any((i["width"], i["height"]) != (width, height) for i in infos):
+                raise GameFailed("the window was resized during the recording")
+
+            def check_and_assemble() -> None:  # up to 300 frames read whole: off the loop
+                for path, info in zip(paths, infos, strict=True):
+                    check_png(path, info["width"], info["height"])
+                assemble_apng(paths, out, fps)
+
+            await anyio.to_thread.run_sync(check_and_assemble)
         except GameError as exc:
             out.unlink(missing_ok=True)
             raise self._explain(exc) from None

@@ -45,7 +45,7 @@ class CheckService:
         install = self.rt.godot
         assert install.headless is not None  # availability said so
         try:  # bad paths are refused before capacity is looked at
-            plan = await anyio.to_thread.run_sync(tree.plan, self.rt.project)
+            plan = await self.rt.blocking(tree.plan, self.rt.project)
             files = check.select(plan, paths)
         except (tree.TreeError, check.BadPaths) as exc:
             raise InvalidArgument(exc.message) from None
@@ -60,7 +60,7 @@ class CheckService:
                 engine=install.headless_name,
             )
             try:
-                await anyio.to_thread.run_sync(job.prepare, plan, files)
+                await self.rt.blocking(job.prepare, plan, files)
                 job.launch()
                 return await job.run(check.time_limit(len(files)), progress)
             except OSError as exc:
@@ -72,7 +72,7 @@ class CheckService:
             finally:
                 with anyio.CancelScope(shield=True):
                     await job.stop()
-                    await anyio.to_thread.run_sync(job.cleanup)
+                    await self.rt.blocking(job.cleanup)
 
     def _check_space(self) -> None:
         need = SLACK

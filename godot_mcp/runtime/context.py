@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
 
 from godot_mcp.godot.locate import GodotInstall
 from godot_mcp.godot.redact import PathPair, private_roots
 from godot_mcp.store.store import ArtifactStore
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,18 @@ class Runtime:
     capacity: Capacity = field(default_factory=Capacity)
     private: tuple[PathPair, ...] = ()  # paths no text to a client may name (the state dir)
     allow_writes: bool = False  # runtime.node.set/call over HTTP (--allow-runtime-writes)
+
+    _limiter: list[anyio.CapacityLimiter] = field(default_factory=list, repr=False)
+
+    async def blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` (store work, a subprocess, a file walk) on a worker thread: the one way
+        the services reach the synchronous store from the event loop. At most as many at
+        once as the store's database connections (``ArtifactStore.threads``), so a slow
+        database makes callers wait their turn, never the loop."""
+        if not self._limiter:
+            self._limiter.append(anyio.CapacityLimiter(self.store.threads))
+        call = functools.partial(fn, *args, **kwargs)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter[0])
 
     def private_paths(self) -> tuple[PathPair, ...]:
         """What no text to a client may name: as configured, else the state dir and parent."""

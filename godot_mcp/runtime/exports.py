@@ -86,7 +86,10 @@ class ExportService:
 
     async def start(self) -> None:
         """Settle exports a killed server left behind; open the watcher task group."""
-        await anyio.to_thread.run_sync(settle_interrupted, self.store)
+        await self.rt.blocking(settle_interrupted, self.store)
+        # The sandbox probe runs bwrap and the engine (seconds, at worst): once, here, off
+        # the loop; server.profile and every export then read its cached answer.
+        await self.rt.blocking(self.availability)
         root = self.store.layout.exports_dir
         root.mkdir(mode=0o700, exist_ok=True)
         os.chmod(root, 0o700)
@@ -179,26 +182,28 @@ class ExportService:
     ) -> str:
         project = self.rt.project
         try:
-            plan = await anyio.to_thread.run_sync(tree.plan, project)
+            plan = await self.rt.blocking(tree.plan, project)
         except tree.TreeError as exc:
             raise InvalidArgument(exc.message) from None
         self._check_space(plan, runner, preset, kind)
         export_id = new_id()
-        self.records.create(export_id, caller, generation, preset.name, kind, me())
+        await self.rt.blocking(
+            self.records.create, export_id, caller, generation, preset.name, kind, me()
+        )
         try:
             job = await runner.start_async(project, preset, kind, export_id, expected, plan)
         except (ExportSetupError, OSError) as exc:
             log.warning("export %s could not be prepared: %s", export_id, exc)
             why = str(exc) if isinstance(exc, ExportSetupError) else "the copy could not be made"
-            self._settle(export_id, "failed", why, None)
+            await self._settle(export_id, "failed", why, None)
             raise Failed(why) from None
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                self._settle(export_id, "cancelled", "the request was cancelled", None)
+                await self._settle(export_id, "cancelled", "the request was cancelled", None)
             raise
         except Exception:
             log.exception("export %s could not be started", export_id)
-            self._settle(export_id, "failed", "the export could not be started", None)
+            await self._settle(export_id, "failed", "the export could not be started", None)
             raise Failed("the export could not be started") from None
         self.jobs[export_id] = job
         self._done.setdefault(export_id, anyio.Event())
@@ -257,8 +262,8 @@ class ExportService:
                 if job.state in (RUNNING, VERIFYING):
                     job.kill()
                 await job.reap()
-                self._settle(job.export_id, *outcome)
-                await anyio.to_thread.run_sync(job.cleanup)
+                await self._settle(job.export_id, *outcome)
+                await self.rt.blocking(job.cleanup)
                 self.jobs.pop(job.export_id, None)
 
     async def _register(
@@ -268,7 +273,7 @@ class ExportService:
             NewArtifact("application/octet-stream", path, name=name) for name, path in job.outputs
         ]
         try:
-            await anyio.to_thread.run_sync(
+            await self.rt.blocking(
                 lambda: self.store.register_group(caller, generation, items, job.export_id)
             )
         except GodotMcpError as exc:
@@ -278,13 +283,17 @@ class ExportService:
         if caller.session_id is not None and caller.session_id in self._ended:
             # The session ended while its outputs were being stored: nobody can read them.
             with contextlib.suppress(GodotMcpError):
-                release_session_id(self.store, caller.launch_id or "", caller.session_id)
+                await self.rt.blocking(
+                    release_session_id, self.store, caller.launch_id or "", caller.session_id
+                )
         return "succeeded", None, None
 
-    def _settle(self, export_id: str, state: str, error: str | None, tail: str | None) -> None:
+    async def _settle(
+        self, export_id: str, state: str, error: str | None, tail: str | None
+    ) -> None:
         """Record an export's end; kept in memory (and retried) while the database refuses."""
         self._unsettled[export_id] = (state, error, tail, self.store.now_us())
-        self._flush()
+        await self.rt.blocking(self._flush)
         done = self._done.pop(export_id, None)  # waiters hold it; later ones find it settled
         if done is not None:
             done.set()
@@ -296,13 +305,13 @@ class ExportService:
         store is looked up in the database instead, twice a second.
         """
         with anyio.move_on_after(max(0.0, timeout)):
-            while not self.settled(export_id):
+            while not await self.settled(export_id):
                 done = self._done.get(export_id)
                 if done is not None:
                     await done.wait()
                 else:
                     await anyio.sleep(0.5)
-        return self.settled(export_id)
+        return await self.settled(export_id)
 
     def _flush(self) -> None:
         """Write the ends the database refused so far; never raises."""
@@ -331,8 +340,11 @@ class ExportService:
         )
         return row
 
-    def view(self, caller: Caller, export_id: str) -> ExportView:
+    async def view(self, caller: Caller, export_id: str) -> ExportView:
         """The caller's export as ``project.export.status`` reports it."""
+        return await self.rt.blocking(self._view, caller, export_id)
+
+    def _view(self, caller: Caller, export_id: str) -> ExportView:
         self._flush()
         row = self._row(caller, export_id)
         if export_id in self._unsettled:  # the database refused its end: say it from memory
@@ -358,27 +370,27 @@ class ExportService:
         done, estimate = job.progress()
         return done, estimate, job.state
 
-    def settled(self, export_id: str) -> bool:
+    async def settled(self, export_id: str) -> bool:
         """True once the export has left ``running``."""
         if export_id in self._unsettled:
             return True
-        return self.records.state(export_id) != "running"
+        return await self.rt.blocking(self.records.state, export_id) != "running"
 
     async def cancel(self, caller: Caller, export_id: str) -> str:
         """Cancel the caller's export; returns its final state."""
-        row = self._row(caller, export_id)
+        row = await self.rt.blocking(self._row, caller, export_id)
         job = self.jobs.get(export_id)
         if row.state != "running" or job is None:
             return row.state
         await job.cancel()
         await self.wait_settled(export_id, 30)
-        return self._row(caller, export_id).state
+        return (await self.rt.blocking(self._row, caller, export_id)).state
 
     async def session_ended(self, session_id: str) -> None:
         """Kill the exports of an ended HTTP session."""
         self._ended.add(session_id)
         for export_id, job in list(self.jobs.items()):
-            row = self.records.get(export_id)
+            row = await self.rt.blocking(self.records.get, export_id)
             if row is not None and row.session_id == session_id and job.state == RUNNING:
                 await job.cancel()
 

@@ -208,7 +208,7 @@ class GameService:
             height=capture.height,
         )
         try:
-            return await anyio.to_thread.run_sync(self.rt.store.register, caller, generation, item)
+            return await self.rt.blocking(self.rt.store.register, caller, generation, item)
         finally:
             Path(capture.path).unlink(missing_ok=True)
 
@@ -336,7 +336,7 @@ class GameService:
         managed = self.get(caller, session_id)
         data = managed.game.log.text().encode("utf-8")
         item = NewArtifact("text/plain; charset=utf-8", data)
-        return await anyio.to_thread.run_sync(self.rt.store.register, caller, generation, item)
+        return await self.rt.blocking(self.rt.store.register, caller, generation, item)
 
     async def session_ended(self, session_id: str) -> None:
         """Kill and reap the games of an ended HTTP session (nobody can use them any more)."""

@@ -121,10 +121,6 @@ class _DigestCache:
             return sha in self._data
 
 
-class SlowPath(Exception):
-    """An inline read needs work too slow for an event loop; repeat it on a thread."""
-
-
 def _info(row: Any) -> ArtifactInfo:
     """An ArtifactInfo from an Artifact row (ORM object or plain row)."""
     return ArtifactInfo(
@@ -228,8 +224,6 @@ class ArtifactStore:
                 self.close()
                 raise
         self.shared_database = db_file is None  # other hosts may use it too
-        # Reads answered on an event loop's thread must not wait on a network.
-        self.inline_reads = db_file is not None and not self.blobs.shared
         # On a database other hosts share, a project is (host, root): the same path on two
         # hosts is two projects, each with its own generation.
         self.host_id = shared.host_id(self.layout.state_dir)
@@ -506,14 +500,20 @@ class ArtifactStore:
             done += len(free)
         return done
 
+    @property
+    def threads(self) -> int:
+        """How many threads may use the store at once: its database's connections (the
+        pool and its overflow), at least 4."""
+        pool = self.engine.pool
+        size = getattr(pool, "size", lambda: 0)() + max(0, getattr(pool, "_max_overflow", 0))
+        return max(4, size)
+
     # -- reads ---------------------------------------------------------------
 
-    def resolve(
-        self, caller: Caller, artifact_id: str, inline: bool = False, uniform: bool = False
-    ) -> Any:
+    def resolve(self, caller: Caller, artifact_id: str, uniform: bool = False) -> Any:
         """The artifact row if it resolves and is bound to ``caller``; typed refusal otherwise."""
         row = self._row(artifact_id)
-        if not self._intact(row.sha256, row.size, inline, row.blob_born):
+        if not self._intact(row.sha256, row.size, row.blob_born):
             raise unknown("artifact")
         self._check_owner(caller, row, uniform)
         return row
@@ -547,7 +547,7 @@ class ArtifactStore:
             uniform=uniform,
         )
 
-    def _intact(self, sha: str, size: int, inline: bool = False, born: int | None = None) -> bool:
+    def _intact(self, sha: str, size: int, born: int | None = None) -> bool:
         """Bytes present and matching their block digests, before any binding check.
 
         A blob is verified in full once per process and file identity (inode,
@@ -559,8 +559,6 @@ class ArtifactStore:
             return False
         if self._verified.get(sha) == mark:
             return True
-        if inline:
-            raise SlowPath
         if not self.blobs.verify(sha, self._block_digests(sha)):
             self.withdraw(sha, born)
             return False
@@ -581,26 +579,21 @@ class ArtifactStore:
         uri: str,
         *,
         uniform: bool = False,
-        inline: bool = False,
         _again: bool = False,
     ) -> ReadResult:
-        """Read an artifact URI (with its optional range) for ``caller``.
+        """Read an artifact URI (with its optional range) for ``caller`` (blocking: callers
+        on an event loop run it on a worker thread).
 
         Checks, in order: the id resolves, the binding, the range. With
-        ``uniform`` (HTTP) every refusal is the same NotFound. With ``inline``
-        (an event loop's thread) a read that needs slow work (a first full
-        verification, withdrawing a changed blob) raises SlowPath instead of
-        doing it; the caller repeats it on a worker thread.
+        ``uniform`` (HTTP) every refusal is the same NotFound.
         """
-        if inline and not self.inline_reads:
-            raise SlowPath
         try:
             parsed = parse_uri(uri)
             row = self._row(parsed.artifact_id)
             ahead = (
                 self._read_ahead(row, parsed.offset, parsed.length) if self.blobs.shared else None
             )
-            if ahead is None and not self._intact(row.sha256, row.size, inline, row.blob_born):
+            if ahead is None and not self._intact(row.sha256, row.size, row.blob_born):
                 raise unknown("artifact")
             self._check_owner(caller, row, uniform)
             offset, length = admit_range(
@@ -619,8 +612,6 @@ class ArtifactStore:
                     raise NotFound("artifact not found") from None
                 return self.read(caller, uri, uniform=uniform, _again=True)
             except IntegrityError:
-                if inline:
-                    raise SlowPath from None
                 self.withdraw(row.sha256, row.blob_born)
                 raise NotFound("artifact not found") from None
         except (NotFound, PermissionDenied, OutOfRange):

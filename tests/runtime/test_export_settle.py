@@ -18,7 +18,8 @@ from godot_mcp.store.values import Caller
 from tests.support.projects import make_project
 
 
-def test_an_end_the_database_refuses_is_answered_from_memory_then_stored(
+@pytest.mark.anyio
+async def test_an_end_the_database_refuses_is_answered_from_memory_then_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = ArtifactStore(tmp_path / "state")
@@ -48,15 +49,20 @@ def test_an_end_the_database_refuses_is_answered_from_memory_then_stored(
         raise StorageError("the store's database refused the operation: database or disk is full")
 
     monkeypatch.setattr(service.records, "finish", refuse)
-    service._settle("e" * 22, "failed", "the outputs could not be stored", None)  # no raise
-    assert service.settled("e" * 22)
-    view = service.view(caller, "e" * 22)
+    await service._settle("e" * 22, "failed", "the outputs could not be stored", None)  # no raise
+    assert await service.settled("e" * 22)
+    view = await service.view(caller, "e" * 22)
     assert (view.state, view.error) == ("failed", "the outputs could not be stored")
     monkeypatch.undo()
-    assert service.view(caller, "e" * 22).state == "failed"  # flushed now
+    assert (await service.view(caller, "e" * 22)).state == "failed"  # flushed now
     assert service._unsettled == {}
     with read_session(store.engine) as s:
         row = s.get(Export, "e" * 22)
         assert row is not None
         assert (row.state, row.error) == ("failed", "the outputs could not be stored")
     store.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

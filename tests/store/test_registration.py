@@ -203,19 +203,10 @@ def test_a_blob_whose_bytes_changed_is_withdrawn(env: Env) -> None:
     assert env.store.blobs.quarantined() == 1
 
 
-def test_an_inline_read_hands_slow_work_back_to_its_caller(env: Env) -> None:
-    from godot_mcp.store.store import SlowPath
-
+def test_a_new_process_verifies_a_blob_in_full_once_then_reads_it(env: Env) -> None:
     data = os.urandom(300_000)
     info = env.store.register(env.caller, env.generation, NewArtifact("image/png", data))
-    if not env.store.inline_reads:  # a database or bucket over a network: never on the loop
-        with pytest.raises(SlowPath):
-            env.store.read(env.caller, info.uri, inline=True)
-        assert env.store.read(env.caller, info.uri).data == data
-        return
-    assert env.store.read(env.caller, info.uri, inline=True).data == data  # verified at write
+    assert env.store.read(env.caller, info.uri).data == data  # verified at write
     store = env.reopen()  # a new process has verified nothing yet
-    with pytest.raises(SlowPath):
-        store.read(env.caller, info.uri, inline=True)
     assert store.read(env.caller, info.uri).data == data
-    assert store.read(env.caller, info.uri, inline=True).data == data
+    assert store.read(env.caller, info.uri).data == data
