@@ -39,7 +39,7 @@ cannot open, then the dependency), reported once. Each problem is reported once.
 
 Errors::
 
-    CheckError(Exception)
+    CheckError(GodotMcpError)
      ├── BadPaths      a ``paths`` entry is not a res:// file or folder of the project, or
      │                 names a file that is not a script, scene or resource
      ├── CheckFailed   Godot could not run the check to its end (it exited, or the copy failed)
@@ -60,6 +60,7 @@ from pathlib import Path
 
 import anyio
 
+from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout
 from godot_mcp.godot import environment, sandbox, tree
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.engine_lines import Reason
@@ -95,23 +96,20 @@ _NOISE = re.compile(
 )
 
 
-class CheckError(Exception):
-    """Base of the check's errors; ``message`` names no private path."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+class CheckError(GodotMcpError):
+    """Base of the check's errors (each the error tree's type for its outcome); ``message``
+    names no private path."""
 
 
-class BadPaths(CheckError):
+class BadPaths(CheckError, InvalidArgument):
     """A ``paths`` entry the check cannot take."""
 
 
-class CheckFailed(CheckError):
+class CheckFailed(CheckError, Failed):
     """Godot could not run the check to its end."""
 
 
-class CheckTimeout(CheckError):
+class CheckTimeout(CheckError, Timeout):
     """The check did not end within its time limit."""
 
 

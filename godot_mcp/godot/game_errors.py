@@ -1,8 +1,9 @@
 """The one error a game session raises, and the scrubbing of text that leaves this layer.
 
-Errors (classes, not outcome strings: the runtime maps them once, to the one error tree)::
+Errors (part of the one error tree, :mod:`godot_mcp.errors`, which knows nothing of MCP: each
+is also the tree's type for its outcome, so nothing maps them by hand)::
 
-    GameError(Exception)          .message: one path-free line
+    GameError(GodotMcpError)      .message: one path-free line
      ├── GameInvalid              bad scene path, frame count, fps, mode, size
      ├── GameUnavailable          no Godot/Xvfb for the mode, or a capture on a headless session
      ├── GameFailed               the game exited, a scene did not load, a capture was malformed
@@ -16,34 +17,35 @@ home dir) become placeholders, and the project dir becomes ``res://``.
 
 from __future__ import annotations
 
+from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, NotFound, Timeout, Unavailable
+
 MAX_MESSAGE = 600
 
 
-class GameError(Exception):
+class GameError(GodotMcpError):
     """A game-session operation failed; the subclass says how, ``message`` says why."""
 
-    def __init__(self, message: str) -> None:
-        self.message = one_line(message)
-        super().__init__(self.message)
+    def __init__(self, message: str, **details: object) -> None:
+        super().__init__(one_line(message), **details)
 
 
-class GameInvalid(GameError):
+class GameInvalid(GameError, InvalidArgument):
     """The request itself is wrong (a bad scene path, frame count, mode)."""
 
 
-class GameUnavailable(GameError):
+class GameUnavailable(GameError, Unavailable):
     """What the request needs is not there (Godot, a display, a windowed session)."""
 
 
-class GameFailed(GameError):
+class GameFailed(GameError, Failed):
     """The game or the engine failed (exited, did not load, wrote a bad capture)."""
 
 
-class GameTimeout(GameError):
+class GameTimeout(GameError, Timeout):
     """A bounded wait ran out."""
 
 
-class GameNotFound(GameError):
+class GameNotFound(GameError, NotFound):
     """The game has no such thing (a node path)."""
 
 

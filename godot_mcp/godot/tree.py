@@ -37,6 +37,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from godot_mcp.errors import InvalidArgument
+
 __all__ = [
     "MAX_ENTRIES",
     "LinkLoop",
@@ -58,13 +60,13 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 _CHUNK = 1 << 20
 
 
-class TreeError(Exception):
-    """The project cannot be copied as it is; ``res_path`` names the entry."""
+class TreeError(InvalidArgument):
+    """The project cannot be copied as it is; ``res_path`` names the entry (a refusal of the
+    request, in the one error tree)."""
 
     def __init__(self, res_path: str, message: str) -> None:
         super().__init__(message)
         self.res_path = res_path
-        self.message = message
 
 
 class LinkOutside(TreeError):

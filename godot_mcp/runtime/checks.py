@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from godot_mcp.errors import Failed, InvalidArgument, Timeout, Unavailable
+from godot_mcp.errors import Failed, Unavailable
 from godot_mcp.godot import check, tree
 from godot_mcp.godot.check import Progress, Report
 from godot_mcp.runtime.context import Runtime
@@ -44,11 +44,10 @@ class CheckService:
             raise Unavailable(why.removeprefix("unavailable: "))
         install = self.rt.godot
         assert install.headless is not None  # availability said so
-        try:  # bad paths are refused before capacity is looked at
-            plan = await self.rt.blocking(tree.plan, self.rt.project)
-            files = check.select(plan, paths)
-        except (tree.TreeError, check.BadPaths) as exc:
-            raise InvalidArgument(exc.message) from None
+        # Bad paths (a link out of the project, a path not in it) are refused before capacity
+        # is looked at: their errors are the tree's InvalidArgument.
+        plan = await self.rt.blocking(tree.plan, self.rt.project)
+        files = check.select(plan, paths)
         with self.exports.slot(check=True):
             self._check_space()
             job = check.Check(
@@ -65,10 +64,6 @@ class CheckService:
                 return await job.run(check.time_limit(len(files)), progress)
             except OSError as exc:
                 raise Failed(f"the check could not be prepared: {exc.strerror or exc}") from None
-            except check.CheckTimeout as exc:
-                raise Timeout(exc.message) from None
-            except check.CheckFailed as exc:
-                raise Failed(exc.message) from None
             finally:
                 with anyio.CancelScope(shield=True):
                     await job.stop()

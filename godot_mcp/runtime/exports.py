@@ -181,10 +181,7 @@ class ExportService:
         expected: list[str],
     ) -> str:
         project = self.rt.project
-        try:
-            plan = await self.rt.blocking(tree.plan, project)
-        except tree.TreeError as exc:
-            raise InvalidArgument(exc.message) from None
+        plan = await self.rt.blocking(tree.plan, project)  # a link out: InvalidArgument
         self._check_space(plan, runner, preset, kind)
         export_id = new_id()
         await self.rt.blocking(

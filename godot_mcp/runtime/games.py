@@ -19,20 +19,13 @@ import anyio
 
 from godot_mcp.errors import (
     Failed,
-    GodotMcpError,
     InvalidArgument,
-    NotFound,
     Timeout,
     Unavailable,
 )
 from godot_mcp.godot.capture import Capture
 from godot_mcp.godot.game_errors import (
-    GameError,
-    GameFailed,
-    GameInvalid,
     GameNotFound,
-    GameTimeout,
-    GameUnavailable,
 )
 from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
 from godot_mcp.godot.locate import headless_availability, windowed_availability
@@ -48,13 +41,6 @@ from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 MAX_EXITED = 16  # sessions that exited on their own kept (with their logs) per server
 
 log = logging.getLogger(__name__)
-_ERRORS: dict[type[GameError], type[GodotMcpError]] = {
-    GameFailed: Failed,
-    GameTimeout: Timeout,
-    GameUnavailable: Unavailable,
-    GameInvalid: InvalidArgument,
-    GameNotFound: NotFound,
-}
 
 
 def _same(got: Any, want: Any) -> bool:
@@ -68,11 +54,6 @@ def _same(got: Any, want: Any) -> bool:
     if isinstance(got, list) and isinstance(want, list):
         return len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want, strict=True))
     return bool(got == want)
-
-
-def as_typed(exc: GameError) -> GodotMcpError:
-    """The typed error of a game-layer failure."""
-    return _ERRORS.get(type(exc), Failed)(exc.message)
 
 
 @dataclass
@@ -121,8 +102,6 @@ class GameService:
         self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
         try:
             game = await self.runner.start(self.rt.project, mode, scene)
-        except GameError as exc:
-            raise as_typed(exc) from None
         finally:
             self._starting -= 1
         if caller.session_id is not None and caller.session_id in self._ended:
@@ -178,25 +157,16 @@ class GameService:
     async def screenshot(self, caller: Caller, generation: int, session_id: str) -> ArtifactInfo:
         """One PNG of the root viewport, registered as an artifact."""
         game = self.get(caller, session_id).game
-        try:
-            capture = await game.screenshot()
-        except GameError as exc:
-            raise as_typed(exc) from None
+        capture = await game.screenshot()
         return await self._register(caller, generation, capture)
 
     async def record(
         self, caller: Caller, generation: int, session_id: str, frames: int, fps: int
     ) -> ArtifactInfo:
         """An animated PNG of ``frames`` frames at ``fps``, registered as an artifact."""
-        try:
-            validate_recording(frames, fps)  # the arguments first, as for every tool
-        except GameError as exc:
-            raise as_typed(exc) from None
+        validate_recording(frames, fps)  # the arguments first, as for every tool
         game = self.get(caller, session_id).game
-        try:
-            capture = await game.record(frames, fps)
-        except GameError as exc:
-            raise as_typed(exc) from None
+        capture = await game.record(frames, fps)
         return await self._register(caller, generation, capture)
 
     async def _register(self, caller: Caller, generation: int, capture: Capture) -> ArtifactInfo:
@@ -215,10 +185,7 @@ class GameService:
     async def command(self, caller: Caller, session_id: str, cmd: str, **args: Any) -> dict:
         """One bridge command on the caller's session (tree, time, input), typed errors."""
         game = self.get(caller, session_id).game
-        try:
-            reply = await game.command(cmd, **args)
-        except GameError as exc:
-            raise as_typed(exc) from None
+        reply = await game.command(cmd, **args)
         return {k: v for k, v in reply.items() if k not in ("id", "ok")}
 
     async def call_method(
@@ -229,10 +196,7 @@ class GameService:
         One bridge round trip: the bridge marks where the call's output begins and ends.
         """
         game = self.get(caller, session_id).game
-        try:
-            result, error = await game.call(path, method, args)
-        except GameError as exc:
-            raise as_typed(exc) from None
+        result, error = await game.call(path, method, args)
         if error is not None:
             where = f" ({error.source[0]}:{error.source[1]})" if error.source else ""
             raise Failed(f"{method} raised a script error: {error.text}{where}")
@@ -260,8 +224,6 @@ class GameService:
                 return await game.command(cmd, **args)
             except GameNotFound:
                 return None
-            except GameError as exc:
-                raise as_typed(exc) from None
 
         with anyio.move_on_after(timeout):
             if "frames" in until:
