@@ -65,9 +65,7 @@ def test_no_line_is_dropped_and_start_up_lines_are_marked() -> None:
     ]
     # Asking for errors, or waiting for one, is not answered by the engine's probes.
     errors = log.read(None, 10, "error").entries
-    assert [e.text for e in errors] == [
-        "ERROR: make_dir_recursive: Method failed. Returning: err"
-    ]
+    assert [e.text for e in errors] == ["ERROR: make_dir_recursive: Method failed. Returning: err"]
     assert log.has_new(2, "error") and not log.has_new(3, "error")
     assert not log.has_new(3, "warning")
 
