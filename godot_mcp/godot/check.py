@@ -63,7 +63,7 @@ import anyio
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout
 from godot_mcp.godot import environment, sandbox, tree
 from godot_mcp.godot.child import Child
-from godot_mcp.godot.engine_lines import Reason
+from godot_mcp.godot.engine_lines import Reason, is_startup
 from godot_mcp.godot.redact import PathPair, Scrubber
 
 SCRIPTS = frozenset({".gd"})
@@ -91,9 +91,9 @@ _IMPORTED = re.compile(
 )
 _CONSEQUENCE = re.compile(r"Failed to compile depended scripts")
 _ERROR = re.compile(r"^(?:SCRIPT )?ERROR: (?:[\w:]+: )?(.*)$")
-_NOISE = re.compile(
-    r"make_dir_recursive|Invalid locale '|Unsupported locale '|Method failed|Condition \""
-)
+# Error lines that say nothing about a file (the engine's start-up lines aside, which
+# engine_lines knows): the failed directory writes of a read-only sandbox and their echoes.
+_NOISE = re.compile(r"make_dir_recursive|Method failed|Condition \"")
 
 
 class CheckError(GodotMcpError):
@@ -347,7 +347,7 @@ class OutputReader:
             self._unimported.add(self.current)
             return
         error = _ERROR.match(line)
-        if error is None or _NOISE.search(line):
+        if error is None or _NOISE.search(line) or is_startup(line):
             return
         text = self.redact(error.group(1).strip())[:MAX_MESSAGE]
         if self._first_error is None and self.current and self.current in line:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["Reason", "first_reason", "is_error", "is_startup", "level"]
+__all__ = ["Reason", "first_reason", "is_startup", "level"]
 
 _ERROR = re.compile(r"^(?:USER )?(?:SCRIPT )?ERROR: ")
 _WARNING = re.compile(r"^(?:USER )?WARNING: ")
@@ -37,11 +37,6 @@ def level(line: str) -> str:
     if _WARNING.match(line):
         return "warning"
     return "print"
-
-
-def is_error(line: str) -> bool:
-    """An engine or script error line (start-up probes included)."""
-    return level(line.strip()) == "error"
 
 
 def is_startup(line: str) -> bool:
