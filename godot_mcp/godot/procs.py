@@ -14,6 +14,7 @@ short-lived worker. A sandboxed child also has bwrap's ``--die-with-parent``.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import shutil
 import signal
@@ -30,10 +31,16 @@ def spawn_argv(argv: Sequence[str]) -> list[str]:
     if found is None:
         error = errno.EACCES if os.path.exists(program) else errno.ENOENT
         raise OSError(error, os.strerror(error), program)
-    setpriv = shutil.which("setpriv", path="/usr/bin:/bin") or shutil.which("setpriv")
+    setpriv = _setpriv()
     if setpriv is None:
         raise OSError(errno.ENOENT, "setpriv (util-linux) is needed to start children", "setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--", found, *argv[1:]]
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's setpriv, looked up once per process."""
+    return shutil.which("setpriv", path="/usr/bin:/bin") or shutil.which("setpriv")
 
 
 def spawn_kwargs() -> dict[str, object]:
