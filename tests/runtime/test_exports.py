@@ -141,6 +141,11 @@ async def test_outputs_larger_than_the_budget_fail_and_register_nothing(tmp_path
     assert json.loads(status.stdout)["bytes_in_use"] == 0
 
 
+async def start_pack(c) -> str:
+    """Start a pack export of the client's project; its id."""
+    return (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"]["id"]
+
+
 async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
     require_godot("godot3-server")
     project = make_big_project(tmp_path / "big", 384)
@@ -148,9 +153,7 @@ async def test_cancel_stops_a_running_export_and_removes_its_scratch(tmp_path):
     state = tmp_path / "state"
     with anyio.fail_after(120):
         async with stdio_client(project, state) as c:
-            eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"][
-                "id"
-            ]
+            eid = await start_pack(c)
             work = state / "exports" / eid
             cancelled = await ok(c, "project.export.cancel", {"export_id": eid})  # at once
             assert cancelled["state"] == "cancelled"
@@ -183,9 +186,7 @@ async def test_an_export_running_at_a_graceful_shutdown_is_cancelled_and_says_so
     state = tmp_path / "state"
     with anyio.fail_after(120):
         async with stdio_client(project, state) as c:
-            eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"][
-                "id"
-            ]
+            eid = await start_pack(c)
             work = state / "exports" / eid
             while not (work / "out").is_dir():
                 await anyio.sleep(0.02)
@@ -212,9 +213,7 @@ async def test_a_killed_server_leaves_an_interrupted_export_with_evidence(tmp_pa
     with anyio.fail_after(180):
         try:
             async with stdio_client(project, state, "--retention-seconds", "1") as c:
-                eid = (await ok(c, "project.export", {"preset": "Pack", "kind": "pack"}))["export"][
-                    "id"
-                ]
+                eid = await start_pack(c)
                 out = state / "exports" / eid / "out"
                 cache = state / "exports" / eid / "xdg" / "cache"
                 while not [f for f in out.glob("*") if is_partial(f.name)] and not list(
