@@ -160,17 +160,35 @@ def engine(request: pytest.FixtureRequest) -> Engine:
     return chosen
 
 
+# What makes a test ``slow``: it starts a real server process (the MCP server over stdio or HTTP,
+# PostgreSQL, SeaweedFS). Modules that start other processes (kill -9 children, Node clients,
+# the CLI) or run hundreds of property examples say so themselves. ``-m "not godot and not
+# slow"`` is the fast lane a developer runs between edits; CI runs everything.
+_SERVERS = {"pg_server", "s3_server", "mcp_env", "game_env"}
+_SHARED = {("backend", "postgresql+s3"), ("database", "postgresql")}
+
+
+def _starts_a_server(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec else {}
+    shared = any(params.get(name) == value for name, value in _SHARED)
+    return shared or bool(_SERVERS & set(getattr(item, "fixturenames", ())))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep the tests of this lane's engines (see tests/support/engines.py)."""
+    """Mark the slow tests; keep the tests of this lane's engines (tests/support/engines.py)."""
     wanted = lane_engines()
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     for item in items:
+        if _starts_a_server(item):
+            item.add_marker(pytest.mark.slow)
         callspec = getattr(item, "callspec", None)
         major = callspec.params.get("engine") if callspec else None
         if major is None:
             (dropped if only_engine_tests() else keep).append(item)
         else:
+            item.add_marker(pytest.mark.godot)  # it runs on a real engine, marked or not
             (keep if major in wanted else dropped).append(item)
             gap = item.get_closest_marker("godot4_gap")
             if gap is not None and major == 4:

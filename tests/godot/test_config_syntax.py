@@ -718,6 +718,7 @@ files = st.builds(
 )
 
 
+@pytest.mark.slow  # 400 property examples
 @settings(max_examples=400)
 @given(files, st.sampled_from([3, 4]))
 def test_what_godot_writes_reads_back(sections: dict[str, dict[str, object]], godot: int) -> None:
@@ -743,6 +744,7 @@ syntax = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow  # 400 property examples
 @settings(max_examples=400)
 @given(files, st.sampled_from([3, 4]), st.data())
 def test_damaged_files_only_ever_raise_config_syntax_error(

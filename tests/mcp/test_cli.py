@@ -22,6 +22,9 @@ from tests.support.servers import (
     stdio_client,
 )
 
+# slow: runs the commands as processes.
+pytestmark = pytest.mark.slow
+
 
 def run(*argv: str, module: str = "godot_mcp.cli.serve", env: dict | None = None):
     return subprocess.run(

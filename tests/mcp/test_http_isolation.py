@@ -147,6 +147,7 @@ def _rows(store: ArtifactStore, art: dict) -> int:
         )
 
 
+@pytest.mark.slow  # starts servers
 async def test_a_session_of_a_previous_launch_cannot_read_after_a_restart(tmp_path):
     project = make_project(tmp_path / "p")
     state = tmp_path / "state"

@@ -13,6 +13,7 @@ from tests.support.servers import make_tokens, start_http
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow  # starts a server
 async def test_a_principal_past_its_session_limit_gets_429_with_a_reason(tmp_path) -> None:
     project = make_project(tmp_path / "p")
     state = tmp_path / "s"

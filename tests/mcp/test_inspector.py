@@ -31,6 +31,9 @@ from tests.support.producer import payload
 from tests.support.projects import make_project
 from tests.support.servers import ROOT, make_tokens, serve_args, server_env, start_http
 
+# slow: runs the MCP Inspector under Node.
+pytestmark = pytest.mark.slow
+
 PACKAGE = ROOT / "tests" / "js" / "node_modules" / "@modelcontextprotocol" / "inspector"
 TEMPLATE = "godot-mcp://artifacts/{artifact_id}{?offset,length}"
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

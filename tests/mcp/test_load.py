@@ -13,7 +13,8 @@ from tests.mcp.test_resources import produce
 from tests.support.producer import payload
 from tests.support.servers import http_client
 
-pytestmark = pytest.mark.anyio
+# slow: runs eight sessions against a real server.
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SESSIONS = 8
 SECONDS = 6.0
 

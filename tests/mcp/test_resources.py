@@ -225,6 +225,7 @@ async def test_a_new_generation_withdraws_older_artifacts(connect: Connect):
             assert art["uri"] not in [x.uri for x in (await c.list_resources()).resources]
 
 
+@pytest.mark.slow  # starts a server
 async def test_an_edited_project_godot_is_noticed_on_the_next_request(tmp_path):
     from tests.mcp.conftest import make_project
     from tests.support.servers import stdio_client

@@ -46,6 +46,7 @@ async def test_names_on_the_wire_are_what_every_host_accepts(connect: Connect) -
     assert not any("." in n for n in names)
 
 
+@pytest.mark.slow  # starts servers
 async def test_dotted_names_are_listed_on_request_and_both_spellings_call(tmp_path) -> None:
     project = make_project(tmp_path / "p")
     with anyio.fail_after(60):
@@ -116,6 +117,7 @@ async def test_declared_ranges_are_the_ones_enforced(connect: Connect) -> None:
                 Draft202012Validator(listed[name].output_schema).validate(body)
 
 
+@pytest.mark.slow  # starts a server
 async def test_a_refusal_never_echoes_more_than_max_output_bytes(tmp_path) -> None:
     import json
 

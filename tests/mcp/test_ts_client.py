@@ -28,6 +28,9 @@ from tests.support.producer import payload
 from tests.support.projects import make_project
 from tests.support.servers import ROOT, make_tokens, serve_args, server_env, start_http
 
+# slow: runs the TypeScript SDK under Node.
+pytestmark = pytest.mark.slow
+
 JS = ROOT / "tests" / "js"
 CLIENT = JS / "client.mjs"
 SDK = JS / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"

@@ -6,6 +6,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from godot_mcp.errors import TooLarge
 from godot_mcp.store.reconcile import reconcile
 from godot_mcp.store.store import ArtifactStore
@@ -36,6 +38,7 @@ def test_many_threads_never_push_the_store_over_its_budget(tmp_path, backend) ->
     assert len(store.list(caller, limit=100).items) == 20
 
 
+@pytest.mark.slow  # starts store processes
 def test_separate_processes_and_threads_together_never_exceed_the_budget(tmp_path, backend) -> None:
     budget = 30 * SIZE + SIZE - 1
     state, project = tmp_path / "state", make_project(tmp_path / "p")

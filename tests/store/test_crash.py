@@ -47,6 +47,9 @@ from tests.store.conftest import make_project, read_all, stdio_caller
 from tests.store.crash_child import BUDGET, CAPTURE_MAGIC, EXPORT_BUDGET, capture_header
 from tests.support.rawblobs import RawBlobs
 
+# slow: kills real child processes with kill -9.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 POINTS = {

@@ -17,6 +17,9 @@ from tests.support.projects import make_project
 from tests.support.rawmcp import raw_session
 from tests.support.servers import ROOT, run_admin, server_env, start_http
 
+# slow: starts servers on SeaweedFS.
+pytestmark = pytest.mark.slow
+
 UNREACHABLE = "s3://nobody/store?endpoint_url=http://127.0.0.1:9&region=us-east-1"
 
 

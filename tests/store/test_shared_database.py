@@ -24,6 +24,9 @@ from tests.support.projects import make_project
 from tests.support.rawmcp import raw_session
 from tests.support.servers import ROOT, run_admin, server_env, start_http, stdio_client
 
+# slow: starts servers on PostgreSQL.
+pytestmark = pytest.mark.slow
+
 
 def test_servers_on_one_database_share_its_tokens_and_its_one_blob_store(
     tmp_path, pg_server

@@ -17,7 +17,8 @@ from tests.support.rawmcp import RawSession, raw_session
 from tests.support.seaweed import Seaweed
 from tests.support.servers import HttpServer, run_admin, start_http
 
-pytestmark = pytest.mark.anyio
+# slow: starts three servers.
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SIZE = 100_000
 BUDGET = 12 * SIZE
