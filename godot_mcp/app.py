@@ -19,6 +19,7 @@ from mcp.server import Server
 
 from godot_mcp.config import Settings
 from godot_mcp.edge.deps import ServerDeps, Transport
+from godot_mcp.edge.disclosure import Disclosure
 from godot_mcp.edge.server import build_server
 from godot_mcp.edge.spec import Tool
 from godot_mcp.godot.locate import locate_godot
@@ -71,10 +72,8 @@ async def open_app(
             store=store,
             project=project,
             godot=locate_godot(settings.godot, settings.godot_headless),
-            http=transport == "http",
             capacity=settings.capacity,
             private=tuple(private_roots(settings.state_dir, *settings.state_dir_spellings)),
-            allow_writes=settings.allow_runtime_writes,
         )
         exports = ExportService(runtime)
         await exports.start()
@@ -84,6 +83,7 @@ async def open_app(
             transport=transport,
             launch_id=launch_id,
             limits=settings.limits,
+            disclosure=Disclosure.of(transport, settings.allow_runtime_writes),
             games=GameService(runtime),
             exports=exports,
             checks=CheckService(runtime, exports),

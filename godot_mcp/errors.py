@@ -8,6 +8,7 @@ exactly one outcome (``godot_mcp.edge.outcomes``)::
     ├── InvalidArgument                invalid_argument
     ├── NotFound                       not_found
     ├── PermissionDenied               permission_denied (HTTP: not_found)
+    │   └── NotYours                   another caller's thing (HTTP: the unknown id's answer)
     ├── OutOfRange                     out_of_range      (HTTP: not_found)
     ├── TooLarge                       too_large
     ├── Unavailable                    unavailable
@@ -51,6 +52,16 @@ class NotFound(GodotMcpError):
 
 class PermissionDenied(GodotMcpError):
     outcome = "permission_denied"
+
+
+class NotYours(PermissionDenied):
+    """A thing that exists but is bound to another caller. Lower layers always raise this
+    precise error; the edge's disclosure policy decides whether the caller hears it or the
+    unknown id's answer (``godot_mcp.edge.disclosure``)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"this {what} belongs to another caller")
+        self.what = what
 
 
 class OutOfRange(GodotMcpError):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 
+from godot_mcp.edge.disclosure import Disclosure
 from godot_mcp.errors import NotFound
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.releases import Releases
@@ -32,6 +33,7 @@ class ServerDeps:
     transport: Transport
     launch_id: str | None
     limits: Limits
+    disclosure: Disclosure
     games: GameService
     exports: ExportService
     checks: CheckService

@@ -69,21 +69,17 @@ def ok(extra: list[types.ContentBlock] | None = None, **fields: Any) -> types.Ca
     return tool_result({"outcome": "ok", **fields}, extra)
 
 
-def refusal(exc: GodotMcpError, *, http: bool, **fields: Any) -> types.CallToolResult:
-    """A failed tool answer from a typed error.
-
-    Over HTTP a binding or range refusal says ``not_found`` like every other
-    refusal of an artifact. Over stdio a range refusal (not a tool outcome of
-    its own) is ``invalid_argument`` with ``reason = out_of_range``.
+def refusal(exc: GodotMcpError, **fields: Any) -> types.CallToolResult:
+    """A failed tool answer from a typed error, as the disclosure policy shows it
+    (``Disclosure.shown``). A range refusal (not a tool outcome of its own) is
+    ``invalid_argument`` with ``reason = out_of_range``.
     """
     outcome = exc.outcome
     message = " ".join(exc.message.splitlines())
     if len(message) > MAX_MESSAGE:
         message = message[: MAX_MESSAGE - 1] + "…"
     detail: dict[str, Any] = {}
-    if outcome in ("permission_denied", "out_of_range") and http:
-        outcome, message = "not_found", "artifact not found"
-    elif outcome == "out_of_range":
+    if outcome == "out_of_range":
         assert isinstance(exc, OutOfRange)
         outcome = "invalid_argument"
         detail = {
@@ -96,15 +92,17 @@ def refusal(exc: GodotMcpError, *, http: bool, **fields: Any) -> types.CallToolR
     return tool_result({"outcome": outcome, "message": message, **exc.details, **detail, **fields})
 
 
-def resource_error(uri: str, exc: GodotMcpError | None, *, http: bool) -> MCPError:
-    """The JSON-RPC error of a refused resource read.
+def resource_error(uri: str, exc: GodotMcpError | None) -> MCPError:
+    """The JSON-RPC error of a refused resource read, from the cause the disclosure policy
+    lets it name (``Disclosure.cause``).
 
-    Over HTTP it is the same for every cause; over stdio the message and ``data.outcome`` say
-    why, so a person reading a client's log can tell an expired artifact from a bad range.
+    With no cause (over HTTP, or an internal fault) it is the same for every refusal; with
+    one the message and ``data.outcome`` say why, so a person reading a client's log can
+    tell an expired artifact from a bad range.
     """
     data: dict[str, Any] = {"uri": uri, "outcome": "not_found"}
     message = "Resource not found"
-    if not http and exc is not None:
+    if exc is not None:
         if exc.outcome == "permission_denied":
             data["outcome"], message = "permission_denied", "Permission denied"
         elif exc.outcome == "unavailable":  # the store's database or bucket: try again later

@@ -49,7 +49,7 @@ async def read_artifact(deps: ServerDeps, caller: Caller | Who, uri: str) -> Rea
 
     def read() -> ReadResult:
         resolved = caller if isinstance(caller, Caller) else caller_of(caller, deps)
-        return deps.store.read(resolved, uri, uniform=deps.http)
+        return deps.store.read(resolved, uri)
 
     return await deps.runtime.blocking(read)
 
@@ -114,10 +114,10 @@ def make_handlers(deps: ServerDeps) -> dict[str, Any]:
         try:
             result = await read_artifact(deps, identify(ctx, deps), uri)
         except GodotMcpError as exc:
-            raise resource_error(uri, exc, http=deps.http) from None
+            raise resource_error(uri, deps.disclosure.cause(exc)) from None
         except Exception:
             log.exception("resources/read failed")
-            raise resource_error(uri, None, http=deps.http) from None
+            raise resource_error(uri, None) from None
         return types.ReadResourceResult(
             contents=[blob_contents(result)], ttl_ms=0, cache_scope="private"
         )

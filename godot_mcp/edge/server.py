@@ -85,7 +85,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
             )
             return bounded(await tool.handler(call), deps.limits.max_output_bytes)
         except GodotMcpError as exc:
-            return bounded(refusal(exc, http=deps.http), deps.limits.max_output_bytes)
+            return bounded(refusal(deps.disclosure.shown(exc)), deps.limits.max_output_bytes)
         except Exception:
             log.exception("tool %s failed", params.name[:100])
             return tool_result({"outcome": "failed", "message": "internal error"})

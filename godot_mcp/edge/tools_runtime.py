@@ -455,19 +455,14 @@ WRITES_DISABLED = (
 )
 
 
-def writes_allowed(deps: ServerDeps) -> bool:
-    """``node.set`` and ``node.call`` can make a game do anything: off over HTTP by default."""
-    return not deps.http or deps.runtime.allow_writes
-
-
 def writes_availability(deps: ServerDeps) -> str:
-    if not writes_allowed(deps):
+    if not deps.disclosure.writes:
         return f"unavailable: {WRITES_DISABLED}"
     return _availability("windowed", "headless")(deps)
 
 
 def _require_writes(call: ToolCall) -> None:
-    if not writes_allowed(call.deps):
+    if not call.deps.disclosure.writes:
         raise Unavailable(WRITES_DISABLED)
 
 

@@ -28,18 +28,14 @@ class Capacity:
 @dataclass(frozen=True)
 class Runtime:
     """The store, the project and the Godot found, as the services of one server use them.
-
-    ``http``: callers are HTTP principals, so another caller's thing answers exactly like an
-    unknown one (the uniform refusal).
-    """
+    What a caller may be told of a refusal is not the services' concern: they raise the
+    precise error and the edge's disclosure policy decides."""
 
     store: ArtifactStore
     project: Path
     godot: GodotInstall
-    http: bool
     capacity: Capacity = field(default_factory=Capacity)
     private: tuple[PathPair, ...] = ()  # paths no text to a client may name (the state dir)
-    allow_writes: bool = False  # runtime.node.set/call over HTTP (--allow-runtime-writes)
 
     _limiter: list[anyio.CapacityLimiter] = field(default_factory=list, repr=False)
 

@@ -333,7 +333,6 @@ class ExportService:
             row.launch_id,
             row.project_id,
             "export",
-            uniform=self.rt.http,
         )
         return row
 

@@ -135,7 +135,6 @@ class GameService:
             o.launch_id,
             o.project_id,
             "game session",
-            uniform=self.rt.http,
         )
         return managed
 

@@ -1,12 +1,13 @@
 """The one rule for a thing bound to another caller (artifacts, game sessions, exports).
 
-Over HTTP (``uniform``) another caller's thing answers exactly like an unknown one, so a
-refusal never reveals that an id exists; over stdio PermissionDenied says why.
+Every layer raises the precise refusal, ``NotYours``; what a caller hears of it (over HTTP,
+exactly the unknown id's answer, so a refusal never reveals that an id exists) is the edge's
+disclosure policy (``godot_mcp.edge.disclosure``), applied in one place.
 """
 
 from __future__ import annotations
 
-from godot_mcp.errors import NotFound, PermissionDenied
+from godot_mcp.errors import NotFound, NotYours
 from godot_mcp.store.values import Caller
 
 
@@ -17,23 +18,15 @@ def check_owner(
     launch_id: str | None,
     project_id: int,
     what: str,
-    *,
-    uniform: bool,
 ) -> None:
-    """Refuse a thing bound to another caller.
-
-    ``uniform`` (HTTP): the refusal is the very one an unknown id gets, so it
-    does not reveal that the id exists. Otherwise PermissionDenied says why.
-    """
+    """Refuse a thing bound to another caller with ``NotYours``."""
     if (principal, session_id, launch_id, project_id) != (
         caller.principal,
         caller.session_id,
         caller.launch_id,
         caller.project_id,
     ):
-        if uniform:
-            raise unknown(what)
-        raise PermissionDenied(f"this {what} belongs to another caller")
+        raise NotYours(what)
 
 
 def unknown(what: str) -> NotFound:

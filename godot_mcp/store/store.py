@@ -27,7 +27,6 @@ from godot_mcp.errors import (
     InvalidArgument,
     NotFound,
     OutOfRange,
-    PermissionDenied,
     StorageError,
     TooLarge,
 )
@@ -510,12 +509,12 @@ class ArtifactStore:
 
     # -- reads ---------------------------------------------------------------
 
-    def resolve(self, caller: Caller, artifact_id: str, uniform: bool = False) -> Any:
+    def resolve(self, caller: Caller, artifact_id: str) -> Any:
         """The artifact row if it resolves and is bound to ``caller``; typed refusal otherwise."""
         row = self._row(artifact_id)
         if not self._intact(row.sha256, row.size, row.blob_born):
             raise unknown("artifact")
-        self._check_owner(caller, row, uniform)
+        self._check_owner(caller, row)
         return row
 
     def _row(self, artifact_id: str) -> Any:
@@ -536,15 +535,9 @@ class ArtifactStore:
             raise unknown("artifact")
         return row
 
-    def _check_owner(self, caller: Caller, row: Any, uniform: bool) -> None:
+    def _check_owner(self, caller: Caller, row: Any) -> None:
         check_owner(
-            caller,
-            row.principal,
-            row.session_id,
-            row.launch_id,
-            row.project_id,
-            "artifact",
-            uniform=uniform,
+            caller, row.principal, row.session_id, row.launch_id, row.project_id, "artifact"
         )
 
     def _intact(self, sha: str, size: int, born: int | None = None) -> bool:
@@ -578,46 +571,38 @@ class ArtifactStore:
         caller: Caller,
         uri: str,
         *,
-        uniform: bool = False,
         _again: bool = False,
     ) -> ReadResult:
         """Read an artifact URI (with its optional range) for ``caller`` (blocking: callers
         on an event loop run it on a worker thread).
 
-        Checks, in order: the id resolves, the binding, the range. With
-        ``uniform`` (HTTP) every refusal is the same NotFound.
+        Checks, in order: the id resolves (NotFound), the binding (NotYours), the range
+        (OutOfRange). What a caller hears of each is the edge's disclosure policy.
         """
+        parsed = parse_uri(uri)
+        row = self._row(parsed.artifact_id)
+        ahead = self._read_ahead(row, parsed.offset, parsed.length) if self.blobs.shared else None
+        if ahead is None and not self._intact(row.sha256, row.size, row.blob_born):
+            raise unknown("artifact")
+        self._check_owner(caller, row)
+        offset, length = admit_range(
+            row.size, parsed.offset, parsed.length, self.limits.max_output_bytes
+        )
         try:
-            parsed = parse_uri(uri)
-            row = self._row(parsed.artifact_id)
-            ahead = (
-                self._read_ahead(row, parsed.offset, parsed.length) if self.blobs.shared else None
-            )
-            if ahead is None and not self._intact(row.sha256, row.size, row.blob_born):
-                raise unknown("artifact")
-            self._check_owner(caller, row, uniform)
-            offset, length = admit_range(
-                row.size, parsed.offset, parsed.length, self.limits.max_output_bytes
-            )
-            try:
-                if ahead is not None:
-                    data = ahead
-                else:
-                    digests = self._block_digests(row.sha256)
-                    data = self.blobs.read(row.sha256, offset, length, digests)
-            except StaleMark:  # uploaded again since it was verified: verify it again
-                with self._gc_mutex:
-                    self._verified.pop(row.sha256, None)
-                if _again:
-                    raise NotFound("artifact not found") from None
-                return self.read(caller, uri, uniform=uniform, _again=True)
-            except IntegrityError:
-                self.withdraw(row.sha256, row.blob_born)
+            if ahead is not None:
+                data = ahead
+            else:
+                digests = self._block_digests(row.sha256)
+                data = self.blobs.read(row.sha256, offset, length, digests)
+        except StaleMark:  # uploaded again since it was verified: verify it again
+            with self._gc_mutex:
+                self._verified.pop(row.sha256, None)
+            if _again:
                 raise NotFound("artifact not found") from None
-        except (NotFound, PermissionDenied, OutOfRange):
-            if uniform:
-                raise NotFound("artifact not found") from None
-            raise
+            return self.read(caller, uri, _again=True)
+        except IntegrityError:
+            self.withdraw(row.sha256, row.blob_born)
+            raise NotFound("artifact not found") from None
         return ReadResult(uri, row.media_type, offset, length, row.size, row.sha256, data)
 
     def _read_ahead(self, row: Any, offset: int | None, length: int | None) -> bytes | None:

@@ -1,11 +1,29 @@
-"""The JSON-RPC error of a refused read (pure mapping, on top of the real-server tests)."""
+"""The disclosure policy and the refusals built from it (pure mapping, on top of the
+real-server tests over stdio and HTTP)."""
 
 from __future__ import annotations
 
-from godot_mcp.edge.outcomes import resource_error
-from godot_mcp.errors import BlobStoreUnavailable, DatabaseUnavailable, NotFound
+from godot_mcp.edge.disclosure import Disclosure
+from godot_mcp.edge.outcomes import refusal, resource_error
+from godot_mcp.errors import (
+    BlobStoreUnavailable,
+    DatabaseUnavailable,
+    GodotMcpError,
+    NotFound,
+    NotYours,
+    OutOfRange,
+)
+from godot_mcp.store.binding import unknown
 
 URI = "godot-mcp://artifacts/abc"
+LOCAL = Disclosure.of("stdio")
+REMOTE = Disclosure.of("http")
+
+
+def _tool(policy: Disclosure, exc: GodotMcpError) -> dict[str, object]:
+    body = refusal(policy.shown(exc)).structured_content
+    assert body is not None
+    return body
 
 
 def test_an_outage_says_unavailable_over_stdio_and_stays_uniform_over_http() -> None:
@@ -13,14 +31,55 @@ def test_an_outage_says_unavailable_over_stdio_and_stays_uniform_over_http() -> 
         BlobStoreUnavailable("the blob store cannot be reached"),
         DatabaseUnavailable("the store's database cannot be reached: refused"),
     ):
-        local = resource_error(URI, exc, http=False)
+        local = resource_error(URI, LOCAL.cause(exc))
         assert local.error.data == {"uri": URI, "outcome": "unavailable"}
         assert local.error.message == f"Unavailable: {exc.message}"
         # Over HTTP an outage is answered like any refusal: another caller's artifact (whose
         # bytes a read would look up) and an unknown one stay indistinguishable.
-        remote = resource_error(URI, exc, http=True)
-        unknown = resource_error(URI, NotFound("artifact not found"), http=True)
+        remote = resource_error(URI, REMOTE.cause(exc))
+        unknown_id = resource_error(URI, REMOTE.cause(NotFound("artifact not found")))
         assert (remote.error.message, remote.error.data) == (
-            unknown.error.message,
-            unknown.error.data,
+            unknown_id.error.message,
+            unknown_id.error.data,
         )
+
+
+def test_another_callers_thing_answers_like_an_unknown_one_over_http_only() -> None:
+    for what in ("artifact", "game session", "export"):
+        theirs, missing = NotYours(what), unknown(what)
+        assert _tool(REMOTE, theirs) == _tool(REMOTE, missing)
+        assert _tool(LOCAL, theirs) == {
+            "outcome": "permission_denied",
+            "message": f"this {what} belongs to another caller",
+        }
+        assert _tool(LOCAL, missing)["outcome"] == "not_found"
+    assert _tool(REMOTE, NotYours("game session"))["message"] == "no such game session"
+
+
+def test_a_refused_range_is_precise_over_stdio_and_an_unknown_artifact_over_http() -> None:
+    exc = OutOfRange("offset past the end", size=10, max_output_bytes=4096)
+    assert _tool(LOCAL, exc) == {
+        "outcome": "invalid_argument",
+        "message": "offset past the end",
+        "reason": "out_of_range",
+        "size": 10,
+        "max_output_bytes": 4096,
+    }
+    assert _tool(REMOTE, exc) == {"outcome": "not_found", "message": "artifact not found"}
+    local = resource_error(URI, LOCAL.cause(exc))
+    assert local.error.data == {
+        "uri": URI,
+        "outcome": "out_of_range",
+        "size": 10,
+        "max_output_bytes": 4096,
+    }
+    assert resource_error(URI, REMOTE.cause(exc)).error.data == {
+        "uri": URI,
+        "outcome": "not_found",
+    }
+
+
+def test_runtime_writes_are_on_locally_and_off_over_http_unless_allowed() -> None:
+    assert LOCAL.writes and not REMOTE.writes
+    assert Disclosure.of("http", allow_runtime_writes=True).writes
+    assert Disclosure.of("stdio", allow_runtime_writes=False).writes

@@ -26,7 +26,7 @@ async def test_an_end_the_database_refuses_is_answered_from_memory_then_stored(
     project = make_project(tmp_path / "project")
     state = store.projects.observe(project)
     caller = Caller("local", None, None, state.id)
-    service = ExportService(Runtime(store, project, locate_godot(), http=False))
+    service = ExportService(Runtime(store, project, locate_godot()))
     with write_session(store.engine) as s:
         s.add(
             Export(

@@ -76,7 +76,7 @@ def test_a_verified_object_made_shorter_is_refused_like_an_unknown_one(
         other = Caller("mallory", "s2", "launch", caller.project_id)
         for who in (other, caller):
             with pytest.raises(NotFound):
-                store.read(who, f"{info.uri}?offset=200000&length=1000", uniform=True)
+                store.read(who, f"{info.uri}?offset=200000&length=1000")
     finally:
         store.close()
 
