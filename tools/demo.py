@@ -27,10 +27,10 @@ from typing import Any
 
 import anyio
 import httpx2
+from debian_templates import install_debian_templates
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from godot_mcp.godot.templates import install_debian_templates
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.tokens import add_token
 

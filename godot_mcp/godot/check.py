@@ -51,7 +51,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
 import subprocess
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -61,10 +60,11 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout
-from godot_mcp.godot import environment, sandbox, tree
+from godot_mcp.godot import tree
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.engine_lines import Reason, is_startup
-from godot_mcp.godot.redact import PathPair, Scrubber
+from godot_mcp.godot.redact import PathPair, Scrubber, as_res
+from godot_mcp.godot.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
 
 SCRIPTS = frozenset({".gd"})
 SCENES = frozenset({".tscn", ".scn", ".tres", ".res"})  # counted as scenes: scenes, resources
@@ -435,24 +435,16 @@ class Check:
         self.work_dir = Path(work_dir)
         self.project = Path(project)
         self._root_id = (0, 0)
-        self.env = environment.for_sandbox(os.environ if env is None else env)
+        self.env = dict(os.environ if env is None else env)  # the run's policy filters it
         self.mark = "@@godot-mcp-check-" + secrets.token_hex(8)
         self.files: list[str] = []
         self.known: frozenset[str] = frozenset()
         self.aliases: dict[str, str] = {}
         self._proc: Child | None = None
         self._reason = ""  # why the last Godot run failed, from its output
-        home = os.path.expanduser("~")
-        self._pairs: list[PathPair] = [
-            (str(self.project).rstrip("/") + "/", "res://"),
-            (self.project, "res://"),
-            (self.work_dir, "<scratch>"),
-            (Path(__file__).resolve().parent, "<godot_mcp>"),
-            *private,
-        ]
-        if home not in ("", "/"):
-            self._pairs.append((home, "~"))
-        self.redact = Scrubber(self._pairs)
+        self._private = list(private)
+        self._given = self.project  # the project as named; ``prepare`` resolves it
+        self.redact = self._scrubber(self.project)
 
     def prepare(self, plan: tree.Plan, files: list[str]) -> None:
         """Make the work dir with the check script (blocking: use a thread)."""
@@ -460,56 +452,57 @@ class Check:
         self.known = frozenset(tree.res_path(e.rel) for e in plan.entries if not e.is_dir)
         self.aliases = aliases(plan)
         self.project, self._root_id = plan.root, plan.root_id
-        root: list[PathPair] = [(str(plan.root) + "/", "res://"), (plan.root, "res://")]
-        self.redact = Scrubber(root + self._pairs)
+        self.redact = self._scrubber(plan.root)
         self.work_dir.mkdir(parents=True, mode=0o700)
         listing = self.work_dir / "list.txt"
         source = (Path(__file__).parent / _SCRIPT[self.major]).read_text(encoding="utf-8")
         source = source.replace("__LIST__", _gd_string(str(listing))).replace("__MARK__", self.mark)
         (self.work_dir / "check.gd").write_text(source, encoding="utf-8")
 
-    def command(self, root_fd: int) -> list[str]:
-        """Godot's command line inside the sandbox, the project bound from ``root_fd``.
+    def _scrubber(self, root: Path) -> Scrubber:
+        """The project as given and as resolved both read ``res://``; the work dir is
+        ``<scratch>``."""
+        pairs = [*as_res(root), *as_res(self._given), (self.work_dir, "<scratch>")]
+        return Scrubber.for_run(pairs, self._private)
+
+    def godot_run(self, root_fd: int) -> GodotRun:
+        """The check as a Godot run: sandboxed, the project bound from ``root_fd``, its
+        output piped to the reader.
 
         Godot writes only to a size-bounded ``/tmp`` (its XDG dirs are there); the work
         dir (the list, the script) and the project are read-only.
         """
         flags = ["--headless"] if self.major >= 4 else []
         script = str(self.work_dir / "check.gd")
-        binary = os.path.realpath(shutil.which(self.binary) or self.binary)
-        godot = [binary, *flags, "--path", str(self.project), "--script", script]
-        seen = [Path(binary).parent, self.work_dir]
-        return sandbox.wrap(
-            godot,
-            rw=[],
-            ro=seen,
-            cwd=self.work_dir,
-            home=Path("/tmp/home"),
-            ro_fds=[(root_fd, self.project)],
-            tmp_size=TMP_BYTES,
+        return GodotRun(
+            self.binary,
+            [*flags, "--path", str(self.project), "--script", script],
+            self.work_dir,
+            base_env=self.env,
+            extra_env=xdg_homes("/tmp/xdg"),
+            confinement=Confinement(
+                home=Path("/tmp/home"),
+                ro=[self.work_dir],
+                ro_fds=[(root_fd, self.project)],
+                tmp_size=TMP_BYTES,
+            ),
+            stdout=subprocess.PIPE,
         )
 
     def launch(self, files: Sequence[str] | None = None) -> None:
         """Spawn Godot on ``files`` (default all); call from the event loop's thread."""
         listing = self.work_dir / "list.txt"
         listing.write_text("".join(f + "\n" for f in (self.files if files is None else files)))
-        env = dict(self.env)
-        for name, sub in (("CONFIG", "config"), ("CACHE", "cache"), ("DATA", "data")):
-            env[f"XDG_{name}_HOME"] = f"/tmp/xdg/{sub}"
         root_fd = None
         try:
             root_fd = os.open(self.project, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             st = os.fstat(root_fd)
             if (st.st_dev, st.st_ino) != self._root_id:
                 raise CheckFailed("the project folder was replaced while it was checked")
-            self._proc = Child.spawn(
-                self.command(root_fd),
-                env=env,
-                stdout=subprocess.PIPE,
-                cwd=str(self.work_dir),
-                pass_fds=(root_fd,),
-            )
-        except OSError as exc:
+            self._proc = self.godot_run(root_fd).start()
+        except CannotStart as exc:
+            raise CheckFailed(exc.message) from None
+        except OSError as exc:  # the project folder cannot be opened
             raise CheckFailed(f"cannot start Godot: {exc.strerror or exc}") from None
         finally:
             if root_fd is not None:
@@ -614,8 +607,7 @@ class Check:
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
-        if self._proc is not None:
-            await self._proc.kill_all()
+        await stop_run(self._proc)
 
     def cleanup(self) -> None:
         """Remove the work dir (blocking)."""

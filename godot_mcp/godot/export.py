@@ -30,9 +30,10 @@ exactly the file that was checked, and nothing else of the machine.
 A job's directory name is its export id. When a server dies mid-export, ``leftovers(work_dir)``
 lists what that export had written, for the recovery routine to move into its evidence area.
 
-Children are started by ``Child.spawn`` (own process group, death signal), which ties
-them to the *thread* that started them: call ``ExportRunner.start``/``start_async`` from the event
-loop's thread, never from a short-lived worker.
+Godot is started as a ``GodotRun`` (``godot/run.py``: own process group, death signal, the
+sandbox), which ties it to the *thread* that started it: call ``ExportRunner.start``/
+``start_async`` from the event loop's thread, never from a short-lived worker. Which
+templates an export may use is ``godot/templates.py``'s to say.
 
 Every text handed out (``error``, ``log_tail``) has private paths replaced: the output dir by
 ``<export>``, the snapshot and the source project by ``<project>``, the template dirs by
@@ -59,16 +60,16 @@ import dataclasses
 import os
 import re
 import shutil
-import stat
-import struct
+import subprocess
 import time
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 import anyio
 
-from godot_mcp.godot import environment, sandbox, tree, verify
+from godot_mcp.godot import tree, verify
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.presets import (
     KINDS,
@@ -80,16 +81,21 @@ from godot_mcp.godot.presets import (
     read_presets,
 )
 from godot_mcp.godot.redact import PathPair, Scrubber
+from godot_mcp.godot.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.templates import (
+    TEMPLATE_DIRS,
+    TEMPLATE_MOUNT,
+    TemplateRefused,
+    open_custom_template,
+    template_bytes,
+    template_candidates,
+    template_paths,
+    user_data_home,
+)
 
 RUNNING, SUCCEEDED, FAILED, CANCELLED = "running", "succeeded", "failed", "cancelled"
 VERIFYING = "verifying"  # exited 0, outputs being checked: still "running" to callers
 _ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")  # never "." or ".."
-_TEMPLATE_DIRS = ("templates", "export_templates")
-_LINUX = ("linux/x11", "linux", "linuxbsd", "x11")
-_WINDOWS = ("windows desktop", "windows")
-_ZIPPED = ("android", "html5", "web", "mac osx", "macos", "osx", "ios", "uwp")
-TEMPLATE_MOUNT = "/run/godot-mcp/custom_template"  # where a sandboxed export sees its template
-_BLANK = "".join(map(chr, range(33)))  # what Godot's strip_edges() strips
 _FLAGS = {
     3: {"pack": ["--export-pack"], "release": ["--export"], "debug": ["--export-debug"]},
     4: {
@@ -128,12 +134,10 @@ class ExportRunner:
         env: Mapping[str, str] | None = None,
         godot_major: int = 3,
         private: Sequence[PathPair] = (),
-        sandboxed: bool = True,
         engine: str = "Godot",
     ) -> None:
-        """``sandboxed``: run Godot under ``godot.sandbox`` (seeing only its work dir);
-        ``engine``: how failures name it (``Godot 4.6.3``)."""
-        self.sandboxed = sandboxed
+        """``engine``: how failures name it (``Godot 4.6.3``). Godot always runs under
+        ``godot.sandbox``, seeing only its work dir (``ExportJob.run``)."""
         self.engine = engine
         self.headless_binary = headless_binary
         self.work_root = Path(work_root)
@@ -236,11 +240,11 @@ class ExportRunner:
             content = tree.copy(plan, work_dir / "snapshot")
             for sub in ("out", "xdg/config", "xdg/cache", "xdg/data/godot"):
                 (work_dir / sub).mkdir(parents=True)
-            user_godot = _user_data_home(self.env) / "godot"
-            for name in _TEMPLATE_DIRS:
+            user_godot = user_data_home(self.env) / "godot"
+            for name in TEMPLATE_DIRS:
                 if (user_godot / name).is_dir():
                     (work_dir / "xdg/data/godot" / name).symlink_to(user_godot / name)
-            if template_fd is not None and self.sandboxed:
+            if template_fd is not None:
                 _point_snapshot_at(work_dir / "snapshot", preset, kind, f"{TEMPLATE_MOUNT}/{kind}")
         except tree.TreeError as exc:
             shutil.rmtree(work_dir, ignore_errors=True)
@@ -311,31 +315,35 @@ class ExportJob:
         """The Godot process id while it has one."""
         return self._proc.pid if self._proc else None
 
-    def command(self) -> list[str]:
-        """The Godot command line of this export (inside the sandbox when the runner has one)."""
+    def godot_run(self, log: IO[bytes] | int = subprocess.DEVNULL) -> GodotRun:
+        """This export as a Godot run: sandboxed, writing only its work dir, its output
+        (stdout and stderr) to ``log``."""
         flags = _FLAGS[self._runner.godot_major][self.kind]
-        binary = shutil.which(self._runner.headless_binary) or self._runner.headless_binary
-        if self._runner.sandboxed:
-            binary = os.path.realpath(binary)  # the sandbox's PATH is a plain one
-        godot = [
-            binary,
-            "--path",
-            str(self.snapshot_dir),
-            *flags,
-            self.preset.name,
-            str(self.out_dir / self.expected[0]),
-        ]
-        if not self._runner.sandboxed:
-            return godot
-        seen = [Path(binary).parent, *_template_paths(self._runner.env)]
-        return sandbox.wrap(
-            godot,
-            rw=[self.work_dir],
-            ro=seen,
-            cwd=self.work_dir,
-            home=self.work_dir / "xdg",
-            ro_fds=self._template_binds(),
+        xdg = self.work_dir / "xdg"
+        return GodotRun(
+            self._runner.headless_binary,
+            [
+                "--path",
+                str(self.snapshot_dir),
+                *flags,
+                self.preset.name,
+                str(self.out_dir / self.expected[0]),
+            ],
+            self.work_dir,
+            base_env=self._runner.env,
+            extra_env=xdg_homes(xdg),
+            confinement=Confinement(
+                home=xdg,
+                rw=[self.work_dir],
+                ro=template_paths(self._runner.env),
+                ro_fds=self._template_binds(),
+            ),
+            stdout=log,
         )
+
+    def command(self) -> list[str]:
+        """The full command line of this export, the sandbox included."""
+        return self.godot_run().command()
 
     def _template_binds(self) -> list[tuple[int, Path]]:
         """The checked custom template, bound where the snapshot's preset looks for it."""
@@ -347,24 +355,14 @@ class ExportJob:
         """Spawn Godot; call from the thread whose life bounds the child's (the event loop's)."""
         if self.state != "pending":
             raise RuntimeError(f"export {self.export_id} was already launched")
-        env = {k: v for k, v in self._runner.env.items() if k not in ("PWD", "OLDPWD")}
-        if self._runner.sandboxed:
-            env = environment.for_sandbox(env)
-        env["XDG_CONFIG_HOME"] = str(self.work_dir / "xdg/config")
-        env["XDG_CACHE_HOME"] = str(self.work_dir / "xdg/cache")
-        env["XDG_DATA_HOME"] = str(self.work_dir / "xdg/data")
         self.state = RUNNING
         self.started_at = time.monotonic()
-        sandboxed = self._runner.sandboxed
-        fds = [fd for fd, _ in self._template_binds()] if sandboxed else []
         try:
             with open(self.log_path, "wb") as log:
                 try:
-                    self._proc = Child.spawn(
-                        self.command(), env=env, stdout=log, pass_fds=fds, cwd=str(self.work_dir)
-                    )
-                except OSError as exc:
-                    self._end(FAILED, f"cannot start Godot: {exc.strerror or exc}")
+                    self._proc = self.godot_run(log).start()
+                except CannotStart as exc:
+                    self._end(FAILED, exc.message)
         finally:
             self._close_template()  # the sandbox holds its own bind of it now
 
@@ -487,8 +485,7 @@ class ExportJob:
 
         The sandbox's own children are reaped by its init: wait until the group is empty.
         """
-        if self._proc is not None:
-            await self._proc.kill_all(grace)
+        await stop_run(self._proc, grace)
 
     async def cancel(self) -> str:
         """Kill a running export and remove its work dir; returns the final state.
@@ -546,200 +543,6 @@ def work_dirs(work_root: Path) -> list[Path]:
     return sorted(p for p in work_root.iterdir() if p.is_dir() and _ID.match(p.name))
 
 
-def _user_data_home(env: Mapping[str, str]) -> Path:
-    data = env.get("XDG_DATA_HOME", "")
-    if data and os.path.isabs(data):
-        return Path(data)
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".local" / "share"
-
-
-def template_candidates(
-    env: Mapping[str, str], preset: Preset, kind: str, project: Path | None = None
-) -> list[Path]:
-    """The Linux export templates a ``kind`` export of ``preset`` may have been made from.
-
-    The preset's custom template first, then the user's installed ones of every version
-    (Godot 3 ``templates/<version>/linux_x11_64_release``, Godot 4
-    ``export_templates/<version>/linux_release.<arch>``). Empty for packs and other platforms.
-    """
-    if kind == "pack" or preset.platform.strip().lower() not in _LINUX:
-        return []
-    found: list[Path] = []
-    custom = preset.custom_template(kind)
-    if custom.startswith("res://") and project is not None:
-        found.append(project / custom.removeprefix("res://"))
-    elif custom and os.path.isabs(custom):
-        found.append(Path(custom))
-    user_godot = _user_data_home(env) / "godot"
-    bits = "64" if preset.bits_64 else "32"
-    found += sorted(user_godot.glob(f"templates/*/linux_x11_{bits}_{kind}"))
-    found += sorted(user_godot.glob(f"export_templates/*/linux_{kind}.*"))
-    return [p for p in found if p.is_file()]
-
-
-def _template_paths(env: Mapping[str, str]) -> list[Path]:
-    """The user's template dirs and the real files their entries point at (for the sandbox)."""
-    user_godot = _user_data_home(env) / "godot"
-    found: list[Path] = []
-    for name in _TEMPLATE_DIRS:
-        root = user_godot / name
-        if not root.is_dir():
-            continue
-        found.append(root)
-        for entry in root.glob("*/*"):
-            if entry.is_symlink() and entry.exists():
-                found.append(Path(os.path.realpath(entry)))
-    return found
-
-
-class TemplateRefused(ExportError):
-    """A preset's custom template may not be used; ``message`` says why (no path in it)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-def custom_template_refusal(env: Mapping[str, str], preset: Preset, kind: str) -> str | None:
-    """Why the preset's custom template for ``kind`` may not be used, or None.
-
-    A ``res://`` template is project content (judged with the snapshot). Any other one is read
-    from the machine, so it must be named by absolute path and be a plausible template for the
-    preset's platform (``open_custom_template``). ``env`` is not used (kept for callers).
-    """
-    del env
-    try:
-        fd = open_custom_template(preset, kind)
-    except TemplateRefused as exc:
-        return exc.message
-    if fd is not None:
-        os.close(fd)
-    return None
-
-
-def open_custom_template(preset: Preset, kind: str) -> int | None:
-    """A read-only descriptor of the preset's custom template named by absolute path.
-
-    ``None`` when the preset names none for ``kind`` or names a ``res://`` one. Otherwise the
-    path (links followed) must name a regular file (not a directory, FIFO, device or socket:
-    it is opened ``O_PATH`` first, so opening never blocks nor wakes a device) that the server
-    can read, whose first bytes are those of a template for the preset's platform: an ELF
-    executable for Linux, a PE executable for Windows, a zip for Android, Web/HTML5, macOS, iOS
-    and UWP. ``TemplateRefused`` else, its message naming the reason and never a path (not
-    even where a link leads). The caller closes the descriptor.
-    """
-    custom = preset.custom_template(kind)
-    if not custom or custom.startswith("res://"):
-        return None
-    where = f"preset {preset.name!r}: its custom_template/{kind}"
-    path = custom.strip(_BLANK)
-    if not os.path.isabs(path):
-        raise TemplateRefused(
-            f"{where} lies outside the project and is neither a res:// path nor an absolute "
-            "path; exports read nothing else"
-        )
-    try:
-        fd = _open_regular(path)
-        try:
-            _check_magic(fd, preset.platform)
-        except BaseException:
-            os.close(fd)
-            raise
-    except _NotTemplate as exc:
-        raise TemplateRefused(
-            f"{where} lies outside the project and is not an export template for "
-            f"{preset.platform or 'its platform'}: {exc.args[0]}"
-        ) from None
-    return fd
-
-
-class _NotTemplate(Exception):
-    pass
-
-
-def _open_regular(path: str) -> int:
-    """``path`` opened read-only, refused unless (links followed) it is a regular file."""
-    try:
-        handle = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise _NotTemplate("it does not exist") from None
-    except NotADirectoryError:
-        raise _NotTemplate("it does not exist") from None
-    except OSError as exc:
-        raise _NotTemplate(f"it cannot be opened ({exc.strerror or 'error'})") from None
-    try:
-        _require_regular(os.fstat(handle).st_mode)
-        try:  # the very file the O_PATH descriptor names, whatever the path names by now
-            fd = os.open(
-                f"/proc/self/fd/{handle}",
-                os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK,
-            )
-        except OSError as exc:
-            raise _NotTemplate(f"it cannot be read ({exc.strerror or 'error'})") from None
-    finally:
-        os.close(handle)
-    try:
-        _require_regular(os.fstat(fd).st_mode)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _require_regular(mode: int) -> None:
-    if stat.S_ISREG(mode):
-        return
-    if stat.S_ISDIR(mode):
-        what = "a directory"
-    elif stat.S_ISFIFO(mode):
-        what = "a FIFO"
-    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        what = "a device"
-    elif stat.S_ISSOCK(mode):
-        what = "a socket"
-    else:
-        what = "not a file"
-    raise _NotTemplate(f"it is {what}, not a regular file")
-
-
-def _check_magic(fd: int, platform: str) -> None:
-    """Refuse a file whose first bytes are not those of a template for ``platform``."""
-    key = platform.strip().lower()
-    try:
-        head = os.pread(fd, 64, 0)
-        if key in _LINUX:
-            if not _is_elf_executable(head):
-                raise _NotTemplate("not an ELF executable")
-        elif key in _WINDOWS:
-            if not _is_pe(fd, head):
-                raise _NotTemplate("not a Windows (PE) executable")
-        elif key in _ZIPPED:
-            if not head.startswith(b"PK\x03\x04"):
-                raise _NotTemplate("not a zip archive")
-        else:
-            raise _NotTemplate("no export template format is known for this platform")
-    except OSError as exc:
-        raise _NotTemplate(f"it cannot be read ({exc.strerror or 'error'})") from None
-
-
-def _is_elf_executable(head: bytes) -> bool:
-    """ELF magic, a known class and byte order, and type executable (or PIE: shared object)."""
-    if len(head) < 18 or not head.startswith(b"\x7fELF") or head[4] not in (1, 2):
-        return False
-    if head[5] not in (1, 2):
-        return False
-    (e_type,) = struct.unpack_from("<H" if head[5] == 1 else ">H", head, 16)
-    return e_type in (2, 3)  # ET_EXEC, ET_DYN
-
-
-def _is_pe(fd: int, head: bytes) -> bool:
-    """``MZ`` and, where its header says, the ``PE\\0\\0`` signature."""
-    if len(head) < 64 or not head.startswith(b"MZ"):
-        return False
-    (offset,) = struct.unpack_from("<I", head, 0x3C)
-    return os.pread(fd, 4, offset) == b"PE\0\0"
-
-
 def _point_snapshot_at(snapshot: Path, preset: Preset, kind: str, dest: str) -> None:
     """Make the snapshot's copy of ``preset`` take its ``kind`` template from ``dest``.
 
@@ -770,14 +573,6 @@ def _point_snapshot_at(snapshot: Path, preset: Preset, kind: str, dest: str) -> 
             f"the copy of preset {preset.name!r} is not the preset that was checked "
             f"(did {PRESETS_FILE} change meanwhile?)"
         )
-
-
-def template_bytes(
-    env: Mapping[str, str], preset: Preset, kind: str, project: Path | None = None
-) -> int:
-    """The size of the largest candidate template (0 when there is none)."""
-    found = template_candidates(env, preset, kind, project)
-    return max((p.stat().st_size for p in found), default=0)
 
 
 def _tree_bytes(root: Path) -> int:
@@ -831,12 +626,8 @@ def _scrubber(runner: ExportRunner, project: Path, work_dir: Path) -> Scrubber:
         (work_dir, "<scratch>"),
         (runner.work_root, "<scratch>"),
     ]
-    user_godot = _user_data_home(runner.env) / "godot"
-    for name in _TEMPLATE_DIRS:
+    user_godot = user_data_home(runner.env) / "godot"
+    for name in TEMPLATE_DIRS:
         pairs.append((work_dir / "xdg/data/godot" / name, "<templates>"))
         pairs.append((user_godot / name, "<templates>"))
-    pairs += runner.private
-    home = runner.env.get("HOME") or os.path.expanduser("~")
-    if home and home != "/":
-        pairs.append((Path(home), "~"))
-    return Scrubber(pairs)
+    return Scrubber.for_run(pairs, runner.private, runner.env.get("HOME"))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from godot_mcp.godot.environment import secret_values
 
-__all__ = ["PathPair", "Scrubber", "private_roots"]
+__all__ = ["PathPair", "Scrubber", "as_res", "private_roots"]
 
 PathPair = tuple[Path | str, str]
 _BOUNDARY = r"(?![A-Za-z0-9._-])"
@@ -77,19 +77,21 @@ class Scrubber:
         return Scrubber([*pairs, *self._pairs], self._secrets)
 
     @classmethod
-    def default(
-        cls, scratch: Path, project: Path | None = None, private: Iterable[PathPair] = ()
+    def for_run(
+        cls, pairs: Iterable[PathPair], private: Iterable[PathPair] = (), home: str | None = None
     ) -> Scrubber:
-        """A game runner's scrubber: its scratch dir, the package, the project as ``res://``."""
-        here = Path(__file__).resolve().parent
-        pairs: list[PathPair] = []
-        if project is not None:
-            pairs += [(str(project).rstrip("/") + "/", "res://"), (project, "res://")]
-        pairs += [(scratch, "<tmp>"), (here, "<godot_mcp>"), *private]
-        home = os.path.expanduser("~")
-        if home not in ("", "/"):
-            pairs.append((home, "~"))
-        return cls(pairs)
+        """The scrubber of a Godot run (a game, an export, a check): the run's own ``pairs``
+        (its project, scratch and output dirs), then what no run's text may name: this
+        package, the server's ``private`` paths and the home dir (``home``, default the
+        server's), as ``~``."""
+        home = home or os.path.expanduser("~")
+        tail: list[PathPair] = [(Path(__file__).resolve().parent, "<godot_mcp>"), *private]
+        return cls([*pairs, *tail, *([(home, "~")] if home not in ("", "/") else [])])
+
+
+def as_res(project: Path | str) -> list[PathPair]:
+    """The pairs that turn a project dir into ``res://`` (``dir/x`` becomes ``res://x``)."""
+    return [(str(project).rstrip("/") + "/", "res://"), (project, "res://")]
 
 
 def private_roots(state_dir: Path, *spellings: str | None) -> list[PathPair]:

@@ -23,7 +23,7 @@ from typing import IO, Any, TypeVar
 
 import anyio
 
-from godot_mcp.godot import engine_lines, environment
+from godot_mcp.godot import engine_lines
 from godot_mcp.godot.bridge import (
     MARK_PREFIX,
     SECRET_ENV,
@@ -48,7 +48,8 @@ from godot_mcp.godot.game_errors import (
 )
 from godot_mcp.godot.gamelog import Entry, GameLog
 from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
-from godot_mcp.godot.redact import PathPair, Scrubber
+from godot_mcp.godot.redact import PathPair, Scrubber, as_res
+from godot_mcp.godot.run import CannotStart, GodotRun, stop_run
 from godot_mcp.godot.tree import disk_full
 
 __all__ = ["Capture", "GameError", "GameRunner", "GameSession"]
@@ -441,7 +442,7 @@ class GameSession:
                 with anyio.move_on_after(max(0.0, timeout)), contextlib.suppress(BridgeClosed):
                     await self._conn.send({"id": 0, "cmd": "quit"})
                     await self._child.wait()
-            await self._child.kill()
+            await stop_run(self._child)
             if self._conn is not None:
                 await self._conn.aclose()
             self.poll()
@@ -504,7 +505,7 @@ class GameRunner:
         if not (project / "project.godot").is_file():
             raise GameInvalid("the project has no project.godot")
         self.scratch_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        scrub = Scrubber.default(self.scratch_dir, project, self.private)
+        scrub = Scrubber.for_run([*as_res(project), (self.scratch_dir, "<tmp>")], self.private)
 
         inst = self.install
         if mode == "windowed":
@@ -520,9 +521,8 @@ class GameRunner:
         if availability != "available" or binary is None:
             raise GameUnavailable(availability.removeprefix("unavailable: "))
 
-        # An allow-list: the server's tokens, credentials and its PWD stay with it.
-        env = environment.for_game(os.environ)
-        if env.get("LANG", "C").split(".")[0] in ("", "C", "POSIX"):
+        env: dict[str, str] = {}  # on top of the game's allow-list (godot/run.py)
+        if os.environ.get("LANG", "C").split(".")[0] in ("", "C", "POSIX"):
             # Godot reads its locale from LANG and logs two errors for "C"; it falls back
             # to "en" either way, so say "en" and keep the log tails readable.
             env["LANG"] = "en_US.UTF-8"
@@ -534,24 +534,25 @@ class GameRunner:
 
         listener = await BridgeListener.open()
         env[SECRET_ENV] = listener.secret
-        argv = [binary, *flags, "--path", str(project), "--audio-driver", "Dummy"]
+        args = [*flags, "--path", str(project), "--audio-driver", "Dummy"]
         if size is not None:
-            argv += ["--resolution", f"{size[0]}x{size[1]}"]
-        argv += ["--script", str(bridge_script(major)), "--", f"--mcp-port={listener.port}"]
+            args += ["--resolution", f"{size[0]}x{size[1]}"]
+        args += ["--script", str(bridge_script(major)), "--", f"--mcp-port={listener.port}"]
         if scene is not None:
-            argv.append(f"--mcp-scene={scene}")
-
+            args.append(f"--mcp-scene={scene}")
+        run = GodotRun(
+            binary,
+            args,
+            self.scratch_dir,
+            extra_env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
-            child = Child.spawn(
-                argv,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=str(self.scratch_dir),
-            )
-        except OSError as exc:
+            child = run.start()
+        except CannotStart as exc:
             await listener.aclose()
-            raise GameUnavailable(f"cannot run Godot: {exc.strerror}") from None
+            raise GameUnavailable(exc.message) from None
         session = GameSession(child, mode, self.scratch_dir, scrub)
         self._sessions.append(session)
         try:

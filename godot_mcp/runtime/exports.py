@@ -28,8 +28,6 @@ from godot_mcp.godot.export import (
     ExportJob,
     ExportRunner,
     ExportSetupError,
-    custom_template_refusal,
-    template_bytes,
 )
 from godot_mcp.godot.presets import (
     Preset,
@@ -40,6 +38,7 @@ from godot_mcp.godot.presets import (
     project_name,
     read_presets,
 )
+from godot_mcp.godot.templates import custom_template_refusal, template_bytes
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me

@@ -29,11 +29,11 @@ from godot_mcp.godot.presets import (
     project_name,
     read_presets,
 )
-from godot_mcp.godot.templates import install_debian_templates
 from tests.godot.export_fixtures import is_partial, make_big_project, make_project, sha256
 from tests.support import engines
 from tests.support.engines import Engine
 from tests.support.trees import tree_digest
+from tools.debian_templates import install_debian_templates
 
 # Real exports run per engine (the engine fixture fails in CI, skips loudly elsewhere, when the
 # engine is absent).
