@@ -63,7 +63,7 @@ async def server_side(base: Path) -> tuple[float, float]:
         r = await c.call_tool("test.produce", {"size": 8 * CHUNK, "seed": 1})
         uri = r.structured_content["artifact"]["uri"]
         read = make_handlers(app.deps)["on_read_resource"]
-        blob_path = app.deps.store.blobs.path_of(r.structured_content["artifact"]["sha256"])
+        blob_path = app.deps.store.blobs.objects.path_of(r.structured_content["artifact"]["sha256"])
         floor, edge = [], []
         for i in range(60):
             off = (i % 7) * CHUNK

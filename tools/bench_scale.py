@@ -44,7 +44,7 @@ def _median(samples: list[float]) -> float:
 
 def bench_register(store: ArtifactStore, caller: Caller, gen: int, s3, url, rounds: int):
     client = s3.client()
-    bucket = store.blobs.where.bucket  # type: ignore[attr-defined]
+    bucket = store.blobs.objects.where.bucket  # type: ignore[attr-defined]
     engine = sqlalchemy.create_engine(url)
     with engine.begin() as c:
         c.execute(sqlalchemy.text("CREATE TABLE floor_rows (id text PRIMARY KEY, size bigint)"))
@@ -72,8 +72,8 @@ def bench_range(store: ArtifactStore, caller: Caller, gen: int, s3, rounds: int)
     data = os.urandom(8 * MiB)
     info = store.register(caller, gen, NewArtifact("application/octet-stream", data))
     client = s3.client()
-    bucket = store.blobs.where.bucket  # type: ignore[attr-defined]
-    key = store.blobs.where.key("blobs", info.sha256)  # type: ignore[attr-defined]
+    bucket = store.blobs.objects.where.bucket  # type: ignore[attr-defined]
+    key = store.blobs.objects.where.key("blobs", info.sha256)  # type: ignore[attr-defined]
     length = 512 * 1024
     store.read(caller, f"{info.uri}?offset=0&length=1")  # verified in full once, as in service
     ours, floor = [], []

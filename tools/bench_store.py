@@ -86,7 +86,7 @@ def main() -> int:
 
         for _ in range(store_mib // 16):
             store.register(caller, ps.generation, NewArtifact("image/png", os.urandom(16 * MiB)))
-        paths = [store.blobs.path_of(sha) for sha in store.blobs.iter_blobs()]
+        paths = [store.blobs.objects.path_of(sha) for sha in store.blobs.iter_blobs()]
         rec_floor = [floor_hash(paths) for _ in range(max(3, rounds // 2))]
         rec_store = []
         for _ in range(max(3, rounds // 2)):
@@ -96,7 +96,9 @@ def main() -> int:
 
         uri = store.list(caller).items[0].uri
         sha = store.list(caller).items[0].sha256
-        read_floor = [floor_pread(store.blobs.path_of(sha), MiB, 512 * 1024) for _ in range(50)]
+        read_floor = [
+            floor_pread(store.blobs.objects.path_of(sha), MiB, 512 * 1024) for _ in range(50)
+        ]
         read_store = []
         for _ in range(50):
             t = time.perf_counter()

@@ -1,14 +1,15 @@
-"""The content-addressed blob directory.
+"""Content-addressed blobs over any object store (``store/objects.py``), once.
 
-Each distinct content is one plain file of the raw bytes, named by its SHA-256,
-under ``blobs/ab/cd/<sha256>``; directories are 0700, files 0600. Temp files
-live in ``blobs/.tmp`` (same filesystem, so publishing is a rename). Block
-digests live in the database, never in here.
+Each distinct content is one object of the raw bytes named by its SHA-256. Staging,
+hashing, block verification, versions and quarantine are done here for every object store;
+block digests live in the database, never with the bytes.
 
-Write path: temp file (O_EXCL, 0600) -> write while hashing (SHA-256 and one
-xxh3-64 per block) -> fsync -> rename into the shard -> fsync the shard dir.
-A crash anywhere leaves at most a temp file or an unreferenced blob, which
-reconciliation removes; never a published file with other bytes than its name.
+Write path: temp file (O_EXCL, 0600) in the store's staging directory, or the bytes as they
+are in memory when the store takes them so -> hash while written (SHA-256 and one xxh3-64
+per block) -> fsync -> ``put`` (a rename into the shard and an fsync of it; an upload the
+server checks against the SHA-256). A crash anywhere leaves at most a temp file or an
+unreferenced blob, which reconciliation removes; never a published blob with other bytes
+than its name.
 """
 
 from __future__ import annotations
@@ -17,20 +18,24 @@ import hashlib
 import os
 import re
 import secrets
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 
 import xxhash
 
 from godot_mcp.errors import IntegrityError, NotFound, StorageError
+from godot_mcp.store.directory import mkdir_private
 from godot_mcp.store.faults import checkpoint
+from godot_mcp.store.objects import ObjectStore, Upload, Version
+
+__all__ = ["mkdir_private"]  # re-exported: the store makes its own directories with it
 
 BLOCK_SIZE = 64 * 1024
 CHUNK = 16 * BLOCK_SIZE
+VERIFY_CHUNK = 128 * BLOCK_SIZE  # one ranged read of a full verification or re-hash
 _SHA_RE = re.compile(r"[0-9a-f]{64}")
 _TMP_PREFIX = "stage-"
 _HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="blob-hash")
@@ -47,62 +52,20 @@ def block_digest(data: bytes | memoryview) -> bytes:
 
 
 class StaleMark(Exception):
-    """A read found the blob other than the fingerprint the store last saw (a shared store's
-    object was uploaded again): look again, and verify it in full, before serving it."""
+    """A read found the blob at another version than the one it was given (the object was
+    written again): look again, and verify it in full, before serving it."""
 
 
 @dataclass(frozen=True)
 class StagedBlob:
-    """Bytes written and fsynced to a temp file (or, for a bucket, kept in memory when they
-    came so), hashed, not yet published."""
+    """Bytes written and fsynced to a temp file (or kept in memory when they came so and the
+    store takes them so), hashed, not yet published."""
 
     temp_path: Path | None
     sha256: str
     size: int
     block_digests: bytes
     data: bytes | None = None
-
-
-class BlobStore(Protocol):
-    """What the artifact store needs from a byte store: a private directory (``FsBlobStore``)
-    or an S3-compatible bucket that several hosts share (``store.s3.S3BlobStore``).
-
-    Both stage locally (a temp file hashed while written, ``stage_file``); ``publish`` makes
-    the staged bytes the blob named by their SHA-256. A ``shared`` store is written by other
-    hosts too: the artifact store then guards uploads with leases in the database, not with
-    the local blob lock, and an unreferenced blob is an orphan only once it is older than
-    ``orphan_grace_us``.
-    """
-
-    block_size: int
-    shared: bool
-    orphan_grace_us: int
-
-    def stage(self, source: bytes | BinaryIO) -> StagedBlob: ...
-    def publish(self, staged: StagedBlob) -> None: ...
-    def discard(self, staged: StagedBlob) -> None: ...
-    def fingerprint(
-        self, sha256: str, size: int, recheck: bool = True
-    ) -> tuple[int, int, int, int] | None: ...
-    def verify(self, sha256: str, digests: bytes) -> bool: ...
-    def read(
-        self,
-        sha256: str,
-        offset: int,
-        length: int,
-        digests: bytes,
-        mark: tuple[int, int, int, int] | None = None,
-    ) -> bytes: ...
-    def exists(self, sha256: str, size: int) -> bool: ...
-    def delete(self, sha256: str) -> None: ...
-    def quarantine(self, sha256: str) -> None: ...
-    def quarantined(self) -> int: ...
-    def hash_blob(self, sha256: str) -> tuple[str, int] | None: ...
-    def iter_blobs(self, older_than_us: int | None = None) -> Iterator[str]: ...
-    def iter_strays(self) -> Iterator[str]: ...
-    def remove_stray(self, name: str) -> None: ...
-    def iter_temp(self) -> Iterator[Path]: ...
-    def close(self) -> None: ...
 
 
 def stage_file(tmp_dir: Path, source: bytes | BinaryIO, block_size: int) -> StagedBlob:
@@ -205,208 +168,151 @@ def _chunks(source: bytes | BinaryIO) -> Iterator[memoryview]:
         yield memoryview(buf)[:n]
 
 
-def mkdir_private(path: Path) -> None:
-    """Make ``path`` (and missing parents) a 0700 directory."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
+class Blobs:
+    """Blobs named by their SHA-256 in an object store, read and verified block by block.
 
+    Every read is given the ``Version`` its caller verified (or looked up) and raises
+    StaleMark when the object's bytes are another version now; a block whose digest does not
+    match raises IntegrityError. What is missing reads as NotFound (or None, for lookups).
+    """
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-class FsBlobStore:
-    """Blob files in a private, hash-sharded directory (one host's; the local lock guards it)."""
-
-    shared = False
-    orphan_grace_us = 0  # reconcile holds the exclusive lock: no registration is in flight
-
-    def __init__(self, root: Path, quarantine_dir: Path, block_size: int = BLOCK_SIZE) -> None:
-        self.root = root
-        self.tmp_dir = root / ".tmp"
-        self.quarantine_dir = quarantine_dir
+    def __init__(self, objects: ObjectStore, block_size: int = BLOCK_SIZE) -> None:
+        self.objects = objects
         self.block_size = block_size
-        mkdir_private(self.tmp_dir)
-        mkdir_private(quarantine_dir)
-        if not (root / "ff").is_dir():  # first shard level made once, not on the write path
-            for i in range(256):
-                mkdir_private(root / f"{i:02x}")
-            _fsync_dir(root)
+        mkdir_private(objects.staging)
 
-    def path_of(self, sha256: str) -> Path:
-        """The file of a blob; refuses anything but a hex SHA-256."""
-        if not is_sha256(sha256):
-            raise NotFound("artifact not found")
-        return self.root / sha256[:2] / sha256[2:4] / sha256
+    # -- writing -------------------------------------------------------------
 
     def stage(self, source: bytes | BinaryIO) -> StagedBlob:
-        """Write ``source`` to a fresh temp file while hashing it; fsync it."""
-        return stage_file(self.tmp_dir, source, self.block_size)
+        """Hash ``source``: bytes in memory stay there when the store takes them so; anything
+        else goes to a fresh temp file of the staging directory, fsynced."""
+        if (
+            isinstance(source, bytes | bytearray | memoryview)
+            and len(source) <= self.objects.memory_stage
+        ):
+            return stage_memory(source, self.block_size)
+        return stage_file(self.objects.staging, source, self.block_size)
 
-    def publish(self, staged: StagedBlob) -> None:
-        """Rename the temp file into its shard and fsync the directory.
-
-        Replacing an existing file is safe: same name, same bytes.
-        """
-        final = self.path_of(staged.sha256)
+    def publish(self, staged: StagedBlob) -> Version:
+        """Make the staged bytes the blob named by their SHA-256; the temp file goes either
+        way. Answers the stored object's version."""
         try:
-            if not final.parent.is_dir():
-                mkdir_private(final.parent.parent)
-                mkdir_private(final.parent)
-                _fsync_dir(final.parent.parent)
-                _fsync_dir(final.parent.parent.parent)
-            assert staged.temp_path is not None  # a directory stages to files only
-            os.replace(staged.temp_path, final)
-            checkpoint("publish.renamed")
-            _fsync_dir(final.parent)
-        except OSError as exc:
+            return self.objects.put(
+                staged.sha256,
+                Upload(staged.size, staged.sha256, staged.temp_path, staged.data),
+            )
+        finally:
             discard_staged(staged)
-            raise StorageError(f"cannot publish a blob: {exc.strerror or exc}") from None
 
     def discard(self, staged: StagedBlob) -> None:
         """Drop a staged temp file that will not be published."""
         discard_staged(staged)
 
+    # -- reading -------------------------------------------------------------
+
+    def head(self, sha256: str, size: int) -> Version | None:
+        """The blob's version when it is there with the expected size, else None."""
+        if not is_sha256(sha256):
+            return None
+        version = self.objects.head(sha256)
+        return version if version is not None and version.size == size else None
+
     def exists(self, sha256: str, size: int) -> bool:
-        """True when the blob file is there with the expected size."""
-        return self.fingerprint(sha256, size) is not None
-
-    def fingerprint(
-        self, sha256: str, size: int, recheck: bool = True
-    ) -> tuple[int, int, int, int] | None:
-        """(inode, size, mtime, ctime) of a blob file of the expected size, else None (a stat
-        is cheap: ``recheck`` makes no difference here)."""
-        try:
-            st = self.path_of(sha256).stat()
-        except OSError:
-            return None
-        if st.st_size != size:
-            return None
-        return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-    def verify(self, sha256: str, digests: bytes) -> bool:
-        """True when every block of the blob matches its recorded digest."""
-        bs = self.block_size
-        try:
-            with open(self.path_of(sha256), "rb", buffering=0) as f:
-                index = 0
-                while True:
-                    block = f.read(bs)
-                    if not block:
-                        return index * 8 == len(digests)
-                    if block_digest(block) != digests[index * 8 : index * 8 + 8]:
-                        return False
-                    index += 1
-        except OSError:
-            return False
+        """True when the blob is there with the expected size."""
+        return self.head(sha256, size) is not None
 
     def read(
-        self,
-        sha256: str,
-        offset: int,
-        length: int,
-        digests: bytes,
-        mark: tuple[int, int, int, int] | None = None,
+        self, sha256: str, offset: int, length: int, digests: bytes, version: Version
     ) -> bytes:
-        """Read ``[offset, offset+length)``, verifying every block it touches (``mark`` is
-        for stores whose reads can tell it; a file's is its stat, checked before)."""
+        """``[offset, offset+length)`` out of one read of the whole blocks it touches, every
+        block checked against its digest."""
         if length == 0:
             return b""
         bs = self.block_size
         first, last = offset // bs, (offset + length - 1) // bs
+        data = self._range(sha256, first * bs, (last - first + 1) * bs, version)
+        return checked_range(data, first, offset, length, digests, bs, "in the blob store")
+
+    def verify(self, sha256: str, digests: bytes, version: Version) -> bool:
+        """True when every block of the blob (at ``version``) matches its recorded digest;
+        False at the first that does not, or when the blob is gone."""
+        bs = self.block_size
+        index = 0
         try:
-            with open(self.path_of(sha256), "rb", buffering=0) as f:
-                data = os.pread(f.fileno(), (last - first + 1) * bs, first * bs)
-        except FileNotFoundError:
-            raise NotFound("artifact not found") from None
-        return checked_range(data, first, offset, length, digests, bs, "on disk")
+            for chunk in self._chunks(sha256, version):
+                for start in range(0, len(chunk), bs):
+                    want = digests[index * 8 : index * 8 + 8]
+                    if block_digest(memoryview(chunk)[start : start + bs]) != want:
+                        return False
+                    index += 1
+        except NotFound:
+            return False
+        return index * 8 == len(digests)
 
     def hash_blob(self, sha256: str) -> tuple[str, int] | None:
-        """Re-hash a blob file in full: ``(sha256, size)``, or None if it is gone."""
-        try:
-            with open(self.path_of(sha256), "rb", buffering=0) as f:
-                h = hashlib.file_digest(f, "sha256")
-                return h.hexdigest(), f.tell()
-        except FileNotFoundError:
+        """Re-hash a blob in full: ``(sha256, size)``, or None if it is gone. A store that
+        cannot be reached raises; it never counts as missing."""
+        version = self.objects.head(sha256) if is_sha256(sha256) else None
+        if version is None:
             return None
+        h = hashlib.sha256()
+        size = 0
+        try:
+            for chunk in self._chunks(sha256, version):
+                h.update(chunk)
+                size += len(chunk)
+        except NotFound:
+            return None
+        return h.hexdigest(), size
+
+    def _chunks(self, sha256: str, version: Version) -> Iterator[bytes]:
+        for offset in range(0, version.size, VERIFY_CHUNK):
+            yield self._range(sha256, offset, VERIFY_CHUNK, version)
+
+    def _range(self, sha256: str, offset: int, length: int, version: Version) -> bytes:
+        if not is_sha256(sha256):
+            raise NotFound("artifact not found")
+        data, seen = self.objects.get_range(sha256, offset, length)
+        if seen != version:
+            raise StaleMark
+        return data
+
+    # -- removing and listing --------------------------------------------------
 
     def delete(self, sha256: str) -> None:
-        """Remove a blob file (missing is fine)."""
-        self.path_of(sha256).unlink(missing_ok=True)
+        """Remove a blob (missing is fine)."""
+        if is_sha256(sha256):
+            self.objects.delete(sha256)
 
     def quarantine(self, sha256: str) -> None:
-        """Move a blob whose bytes no longer match out of the served tree."""
-        src = self.path_of(sha256)
-        try:
-            os.replace(src, self.quarantine_dir / f"{sha256}.{secrets.token_hex(4)}")
-        except FileNotFoundError:
-            pass
+        """Move a blob whose bytes no longer match out of the served area."""
+        if is_sha256(sha256):
+            self.objects.move_aside(sha256)
 
     def quarantined(self) -> int:
         """How many withdrawn blobs are kept aside."""
-        return sum(1 for _ in self.quarantine_dir.iterdir())
+        return sum(1 for _ in self.objects.list("quarantine"))
 
     def iter_blobs(self, older_than_us: int | None = None) -> Iterator[str]:
-        """Every blob name present in the shards (only well-formed names), or only those last
-        written before ``older_than_us``."""
-        for first in sorted(self.root.iterdir()):
-            if first.name == ".tmp" or not first.is_dir():
-                continue
-            for second in sorted(first.iterdir()):
-                if not second.is_dir():
-                    continue
-                for entry in sorted(second.iterdir()):
-                    name = entry.name
-                    if not (
-                        is_sha256(name) and name[:2] == first.name and name[2:4] == second.name
-                    ):
-                        continue  # a stray, for iter_strays
-                    if older_than_us is None or _mtime_us(entry) < older_than_us:
-                        yield name
+        """Every blob's name, or only those last written before ``older_than_us``."""
+        for item in self.objects.list("blobs"):
+            if is_sha256(item.name) and (older_than_us is None or item.modified_us < older_than_us):
+                yield item.name
 
     def iter_strays(self) -> Iterator[str]:
-        """Files in the shard tree whose name is not where their SHA-256 says (paths relative
-        to the blob directory)."""
-        for first in self.root.iterdir():
-            if first.name in (".tmp", ".store-id"):  # temp files; the directory's own id
-                continue
-            if not first.is_dir():
-                yield first.name
-                continue
-            for second in first.iterdir():
-                if not second.is_dir():
-                    yield f"{first.name}/{second.name}"
-                    continue
-                for entry in second.iterdir():
-                    if (
-                        not is_sha256(entry.name)
-                        or entry.name[:2] != first.name
-                        or (entry.name[2:4] != second.name)
-                    ):
-                        yield f"{first.name}/{second.name}/{entry.name}"
+        """What the served area holds that is not a blob's name."""
+        for item in self.objects.list("blobs"):
+            if not is_sha256(item.name):
+                yield item.name
 
     def remove_stray(self, name: str) -> None:
-        """Remove one stray that ``iter_strays`` named (a directory with what is in it)."""
-        path = self.root / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+        """Remove one stray ``iter_strays`` named."""
+        self.objects.delete(name)
 
     def iter_temp(self) -> Iterator[Path]:
-        """Temp files of registrations (stale once no registration runs)."""
-        yield from self.tmp_dir.iterdir()
+        """This host's staging temp files (stale once no registration of this host runs)."""
+        yield from self.objects.staging.iterdir()
 
     def close(self) -> None:
-        """Nothing to release for a directory."""
-
-
-def _mtime_us(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns // 1000
-    except OSError:
-        return 0
+        """Release the object store's connections."""
+        self.objects.close()

@@ -9,7 +9,6 @@ never touched here (only ``evidence purge`` removes evidence).
 from __future__ import annotations
 
 import shutil
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import delete, func, select
 
 from godot_mcp.errors import Timeout
+from godot_mcp.store.blobs import StaleMark
 from godot_mcp.store.db import read_session, rowcount, write_session
 from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.models import Artifact, Blob
@@ -63,7 +63,10 @@ class StatusReport:
 
 
 def _verify(store: ArtifactStore, sha: str, size: int) -> str:
-    got = store.blobs.hash_blob(sha)
+    try:
+        got = store.blobs.hash_blob(sha)
+    except StaleMark:  # written again while hashed: bytes under their name again, not judged
+        return "ok"
     if got is None:
         return "missing"
     return "ok" if got == (sha, size) else "mismatched"
@@ -114,16 +117,12 @@ def reconcile(
             known = set(s.scalars(select(Blob.sha256)))
         checkpoint("reconcile.dropped")
         mismatched = [sha for sha, (verdict, _) in bad.items() if verdict == "mismatched"]
-        if store.blobs.shared:
-            _sweep_shared(store, report, known, gone, mismatched, orphan_grace_s)
-        else:
-            for sha in mismatched:
-                store.blobs.quarantine(sha)
-            for name in list(store.blobs.iter_blobs()):
-                if name not in known:
-                    store.blobs.delete(name)
-                    report.orphan_blobs_removed += 1
-                    checkpoint("reconcile.orphan")
+        grace_us = (
+            store.guard.orphan_grace_us if orphan_grace_s is None else int(orphan_grace_s * 1e6)
+        )
+        report.orphan_blobs_removed, released = store.guard.sweep(known, gone, mismatched, grace_us)
+        if released is not None:
+            report.extra["released_objects_removed"] = released
         for stray in list(store.blobs.iter_strays()):
             store.blobs.remove_stray(stray)
             report.stray_files_removed += 1
@@ -133,27 +132,6 @@ def reconcile(
             checkpoint("reconcile.temp")
     store.forget_verified()
     return report
-
-
-def _sweep_shared(
-    store: ArtifactStore,
-    report: ReconcileReport,
-    known: set[str],
-    gone: list[str],
-    mismatched: list[str],
-    orphan_grace_s: float | None,
-) -> None:
-    """A bucket other hosts write: an object goes only when no row names it, no lease keeps
-    it, and it is older than the grace (``store/leases.py``). The local lock proves nothing
-    about other hosts' uploads."""
-    store.delete_unused(mismatched, quarantine=True)
-    released = store.delete_unused(gone)  # their rows went just now: no grace for them
-    grace_us = store.blobs.orphan_grace_us if orphan_grace_s is None else int(orphan_grace_s * 1e6)
-    cutoff = int(time.time() * 1_000_000) - grace_us  # the bucket's clock is a real one
-    candidates = [n for n in store.blobs.iter_blobs(older_than_us=cutoff) if n not in known]
-    report.orphan_blobs_removed = store.delete_unused(candidates)
-    report.extra["released_objects_removed"] = released
-    checkpoint("reconcile.orphan")
 
 
 def _remove(path: Path) -> None:

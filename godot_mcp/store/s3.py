@@ -1,14 +1,14 @@
-"""Blobs in an S3-compatible bucket that several hosts share.
+"""Objects in an S3-compatible bucket that several hosts share (``store/objects.py``).
 
 ``--blob-store s3://BUCKET/PREFIX?endpoint_url=…&region=…``; credentials come from boto3's
 usual chain (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``~/.aws``, an instance role).
 Objects are ``PREFIX/blobs/<sha256>`` (the raw bytes), ``PREFIX/quarantine/<sha256>.<rand>``
 (withdrawn bytes) and ``PREFIX/.store-id`` (the database this bucket belongs to).
 
-Bytes are staged in a local temp file first (hashed while written, like the directory), then
-uploaded with their SHA-256 as the S3 checksum, so the server refuses bytes that are not those;
-the object's length and checksum are read back before the caller commits a row. Reads are
-ranged GETs of whole blocks, each block checked against its digest in the database.
+Bytes are staged above (``store/blobs.py``: in memory up to ``MEMORY_STAGE``, else in a local
+temp file), then uploaded with their SHA-256 as the S3 checksum, so the server refuses bytes
+that are not those; the checksum the server computed is read back before the caller commits a
+row. Reads are ranged GETs; their blocks are checked above, against the database's digests.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from godot_mcp.errors import (
@@ -31,28 +31,17 @@ from godot_mcp.errors import (
     NotFound,
     StorageError,
 )
-from godot_mcp.store.blobs import (
-    BLOCK_SIZE,
-    StagedBlob,
-    StaleMark,
-    block_digest,
-    checked_range,
-    discard_staged,
-    is_sha256,
-    mkdir_private,
-    stage_file,
-    stage_memory,
-)
+from godot_mcp.store.directory import mkdir_private
 from godot_mcp.store.faults import checkpoint
+from godot_mcp.store.objects import Area, Listed, Upload, Version
 
-ORPHAN_GRACE_S = 15 * 60  # an unreferenced object this young may be another host's upload
 MAX_OBJECT = 5 * 1024**3  # one PUT; larger artifacts would need multipart uploads
 MEMORY_STAGE = 64 * 1024**2  # bytes already in memory up to this are uploaded from there
 _BUCKET_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789.-")
 _PREFIX_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/")
 _FORM = "--blob-store must be s3://BUCKET/PREFIX?endpoint_url=…&region=…"
 _REGION_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
-_AREAS = ("blobs", "quarantine")  # where a store lists and removes keys of its own
+_AREAS = ("blobs", "quarantine")  # where a store keeps keys of its own
 _UNREACHABLE_CODES = {"InternalError", "ServiceUnavailable", "SlowDown", "503", "500"}
 # One boto3 session per process: it keeps the service model it parsed (200 ms a client
 # otherwise). Making clients from it is not thread-safe, hence the lock; clients are.
@@ -165,28 +154,21 @@ def _b64(sha256_hex: str) -> str:
     return base64.b64encode(bytes.fromhex(sha256_hex)).decode()
 
 
-class S3BlobStore:
-    """Blob objects in a bucket; staging in a local temp dir of this host."""
+class S3Objects:
+    """Objects in a bucket under one prefix (``blobs/`` and ``quarantine/``); staging in a
+    local temp dir of this host. An object's version is its size and ETag: an upload of the
+    same bytes keeps it (one PUT's ETag is the bytes' MD5), other bytes change it."""
 
     shared = True
+    memory_stage = MEMORY_STAGE  # the upload's checksum guards them as a temp file would
 
-    def __init__(
-        self,
-        location: S3Location,
-        tmp_dir: Path,
-        block_size: int = BLOCK_SIZE,
-        orphan_grace_s: float = ORPHAN_GRACE_S,
-    ) -> None:
+    def __init__(self, location: S3Location, staging: Path) -> None:
         import boto3
         from botocore.config import Config
 
         self.where = location
-        self.tmp_dir = tmp_dir
-        self.block_size = block_size
-        self.orphan_grace_us = int(orphan_grace_s * 1_000_000)
-        self._marks: dict[str, tuple[int, int, int, int] | None] = {}  # as last seen
-        self._marks_lock = threading.Lock()
-        mkdir_private(tmp_dir)
+        self.staging = staging
+        mkdir_private(staging)
         config = Config(
             connect_timeout=5,
             read_timeout=60,
@@ -213,194 +195,89 @@ class S3BlobStore:
                     raise ConfigError("the blob store's bucket does not exist") from None
                 raise
 
-    def _key(self, sha256: str) -> str:
-        if not is_sha256(sha256):
+    def _key(self, name: str) -> str:
+        if not name or "/" in name or name in (".", ".."):
             raise NotFound("artifact not found")
-        return self.where.key("blobs", sha256)
+        return self.where.key("blobs", name)
 
-    # -- writing -------------------------------------------------------------
-
-    def stage(self, source: bytes | BinaryIO) -> StagedBlob:
-        """Hash ``source``: bytes in memory stay there (up to ``MEMORY_STAGE``: the upload's
-        checksum guards them as a temp file would); a stream goes to a local temp file."""
-        if isinstance(source, bytes | bytearray | memoryview) and len(source) <= MEMORY_STAGE:
-            return stage_memory(source, self.block_size)
-        return stage_file(self.tmp_dir, source, self.block_size)
-
-    def publish(self, staged: StagedBlob) -> None:
-        """Upload the staged bytes with their SHA-256 as checksum: the server refuses other
-        bytes (BadDigest) and echoes the checksum it computed. A server that echoes none is
-        asked again (HEAD with checksums), and the object re-hashed if it keeps none. The
-        temp file goes either way."""
-        try:
-            if staged.size > MAX_OBJECT:
-                raise StorageError("an artifact over 5 GiB does not fit one S3 upload")
-            key = self._key(staged.sha256)
-            self._forget(staged.sha256)
-            with s3_errors(), _body(staged) as body:
-                put = self.client.put_object(
-                    Bucket=self.where.bucket,
-                    Key=key,
-                    Body=body,
-                    ContentLength=staged.size,
-                    ChecksumSHA256=_b64(staged.sha256),
-                )
-            checkpoint("publish.renamed")
-            echoed = put.get("ChecksumSHA256")
-            if echoed is None:
-                with s3_errors():
-                    head = self.client.head_object(
-                        Bucket=self.where.bucket, Key=key, ChecksumMode="ENABLED"
-                    )
-                if head.get("ContentLength") != staged.size:
-                    raise IntegrityError("the blob store holds other bytes than were sent")
-                echoed = head.get("ChecksumSHA256")
-                if echoed is None and self.hash_blob(staged.sha256) != (
-                    staged.sha256,
-                    staged.size,
-                ):
-                    raise IntegrityError("the blob store holds other bytes than were sent")
-            if echoed is not None and echoed != _b64(staged.sha256):
-                raise IntegrityError("the blob store holds other bytes than were sent")
-            with self._marks_lock:
-                self._marks[staged.sha256] = _mark(put, staged.size)
-        finally:
-            discard_staged(staged)
-
-    def discard(self, staged: StagedBlob) -> None:
-        """Drop a staged temp file that will not be published."""
-        discard_staged(staged)
-
-    # -- reading -------------------------------------------------------------
-
-    def _head(self, sha256: str) -> dict[str, Any] | None:
-        try:
+    def put(self, name: str, upload: Upload) -> Version:
+        """Upload with the SHA-256 as checksum: the server refuses other bytes (BadDigest) and
+        echoes the checksum it computed. A server that echoes none is asked again (HEAD with
+        checksums), and the object re-hashed if it keeps none."""
+        if upload.size > MAX_OBJECT:
+            raise StorageError("an artifact over 5 GiB does not fit one S3 upload")
+        key = self._key(name)
+        with s3_errors(), _body(upload) as body:
+            put = self.client.put_object(
+                Bucket=self.where.bucket,
+                Key=key,
+                Body=body,
+                ContentLength=upload.size,
+                ChecksumSHA256=_b64(upload.sha256),
+            )
+        checkpoint("publish.renamed")
+        echoed = put.get("ChecksumSHA256")
+        if echoed is None:
             with s3_errors():
-                try:
-                    return dict(
-                        self.client.head_object(Bucket=self.where.bucket, Key=self._key(sha256))
-                    )
-                except Exception as exc:
-                    if _missing(exc):
-                        return None
-                    raise
-        except NotFound:
-            return None
+                head = self.client.head_object(
+                    Bucket=self.where.bucket, Key=key, ChecksumMode="ENABLED"
+                )
+            if head.get("ContentLength") != upload.size:
+                raise IntegrityError("the blob store holds other bytes than were sent")
+            echoed = head.get("ChecksumSHA256")
+            if echoed is None and self._sha256(key) != upload.sha256:
+                raise IntegrityError("the blob store holds other bytes than were sent")
+        if echoed is not None and echoed != _b64(upload.sha256):
+            raise IntegrityError("the blob store holds other bytes than were sent")
+        return _version(put, upload.size)
 
-    def exists(self, sha256: str, size: int) -> bool:
-        """True when the object is there with the expected size."""
-        return self.fingerprint(sha256, size) is not None
+    def _sha256(self, key: str) -> str:
+        with s3_errors():
+            body = self.client.get_object(Bucket=self.where.bucket, Key=key)["Body"]
+            h = hashlib.sha256()
+            with _reading(body):
+                for chunk in body.iter_chunks(1 << 20):
+                    h.update(chunk)
+        return h.hexdigest()
 
-    def fingerprint(
-        self, sha256: str, size: int, recheck: bool = True
-    ) -> tuple[int, int, int, int] | None:
-        """(0, size, 0, ETag hash) of an object of the expected size, else None: other bytes
-        have another ETag. One HEAD (as a stat on disk), unless ``recheck`` is off and this
-        process saw the object last (its own upload); the answer is kept so that ``read``
-        can tell when the object changed after it."""
-        if not recheck:
-            with self._marks_lock:
-                mark = self._marks.get(sha256)
-            if mark is not None:
-                return mark if mark[1] == size else None
-        head = self._head(sha256)
-        mark = None if head is None else _mark(head, int(head.get("ContentLength", -1)))
-        with self._marks_lock:
-            self._marks[sha256] = mark
-            while len(self._marks) > 4096:
-                self._marks.pop(next(iter(self._marks)))
-        return mark if mark is not None and mark[1] == size else None
-
-    def _forget(self, sha256: str) -> None:
-        with self._marks_lock:
-            self._marks.pop(sha256, None)
-
-    def _get(self, sha256: str, first: int | None = None, last: int | None = None) -> Any:
-        """The body stream of the object (or of bytes ``first..last``); NotFound if it is gone."""
-        return self._get_object(sha256, first, last)["Body"]
-
-    def _get_object(self, sha256: str, first: int | None = None, last: int | None = None) -> Any:
-        extra = {"Range": f"bytes={first}-{last}"} if first is not None else {}
+    def get_range(self, name: str, offset: int, length: int) -> tuple[bytes, Version]:
+        """One ranged GET; the version is the GET's own ETag and the object's whole size."""
+        key = self._key(name)
         with s3_errors():
             try:
-                return self.client.get_object(
-                    Bucket=self.where.bucket, Key=self._key(sha256), **extra
+                got = self.client.get_object(
+                    Bucket=self.where.bucket,
+                    Key=key,
+                    Range=f"bytes={offset}-{offset + length - 1}",
                 )
             except Exception as exc:
                 if _missing(exc):
                     raise NotFound("artifact not found") from None
                 raise
+            with _reading(got["Body"]) as body:
+                total = str(got.get("ContentRange", "")).rpartition("/")[2]
+                return body.read(), _version(got, int(total) if total.isdigit() else -1)
 
-    def verify(self, sha256: str, digests: bytes) -> bool:
-        """True when every block of the object matches its recorded digest (one streamed GET)."""
-        try:
-            body = self._get(sha256)
-        except NotFound:
-            return False
-        index = 0
-        with s3_errors(), _reading(body):  # an early False gives its connection back
-            for block in _blocks(body, self.block_size):
-                if block_digest(block) != digests[index * 8 : index * 8 + 8]:
-                    return False
-                index += 1
-        return index * 8 == len(digests)
-
-    def read(
-        self,
-        sha256: str,
-        offset: int,
-        length: int,
-        digests: bytes,
-        mark: tuple[int, int, int, int] | None = None,
-    ) -> bytes:
-        """Read ``[offset, offset+length)`` with one ranged GET of the whole blocks it touches,
-        verifying every one. StaleMark when the GET's object is not the one ``mark`` names (by
-        default: the one this process saw last)."""
-        if length == 0:
-            return b""
-        bs = self.block_size
-        first, last = offset // bs, (offset + length - 1) // bs
-        got = self._get_object(sha256, first * bs, (last + 1) * bs - 1)
-        with s3_errors(), _reading(got["Body"]) as body:
-            total = str(got.get("ContentRange", "")).rpartition("/")[2]
-            seen = _mark(got, int(total) if total.isdigit() else -1)
-            with self._marks_lock:
-                known = mark if mark is not None else self._marks.get(sha256)
-            if known is not None and known != seen:  # uploaded again since it was seen
-                self._forget(sha256)
-                raise StaleMark
-            data = body.read()
-        return checked_range(data, first, offset, length, digests, bs, "in the blob store")
-
-    def hash_blob(self, sha256: str) -> tuple[str, int] | None:
-        """Re-hash an object in full by streaming it: ``(sha256, size)``, or None if it is gone.
-        A bucket that cannot be reached raises; it never counts as missing."""
-        try:
-            body = self._get(sha256)
-        except NotFound:
-            return None
-        h = hashlib.sha256()
-        size = 0
-        with s3_errors(), _reading(body):
-            for chunk in body.iter_chunks(1 << 20):
-                h.update(chunk)
-                size += len(chunk)
-        return h.hexdigest(), size
-
-    # -- removing ------------------------------------------------------------
-
-    def delete(self, sha256: str) -> None:
-        """Remove an object (missing is fine)."""
-        self._forget(sha256)
+    def head(self, name: str) -> Version | None:
+        """One HEAD: the object's version, or None when it is not there."""
         with s3_errors():
-            self.client.delete_object(Bucket=self.where.bucket, Key=self._key(sha256))
-        checkpoint("collect.deleted")
+            try:
+                got = self.client.head_object(Bucket=self.where.bucket, Key=self._key(name))
+            except Exception as exc:
+                if _missing(exc):
+                    return None
+                raise
+        return _version(got, int(got.get("ContentLength", -1)))
 
-    def quarantine(self, sha256: str) -> None:
-        """Copy an object whose bytes no longer match aside, then remove it."""
-        key = self._key(sha256)
-        self._forget(sha256)
-        aside = self.where.key("quarantine", f"{sha256}.{secrets.token_hex(4)}")
+    def delete(self, name: str) -> None:
+        """Remove an object (missing is fine)."""
+        with s3_errors():
+            self.client.delete_object(Bucket=self.where.bucket, Key=self._key(name))
+
+    def move_aside(self, name: str) -> None:
+        """Copy an object to ``quarantine/``, then remove it."""
+        key = self._key(name)
+        aside = self.where.key("quarantine", f"{name}.{secrets.token_hex(4)}")
         with s3_errors():
             try:
                 self.client.copy_object(
@@ -414,46 +291,19 @@ class S3BlobStore:
                 raise
             self.client.delete_object(Bucket=self.where.bucket, Key=key)
 
-    def quarantined(self) -> int:
-        """How many withdrawn objects are kept aside."""
-        return sum(1 for _ in self._list("quarantine/"))
-
-    def _list(self, under: str) -> Iterator[dict[str, Any]]:
-        """The objects right under ``under`` (never deeper: no other store's keys)."""
+    def list(self, area: Area) -> Iterator[Listed]:
+        """The objects right under an area (never deeper: no other store's keys; another
+        store's ``.store-id`` marker is not ours either)."""
+        under = self.where.key(area) + "/"
         pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.where.bucket, Prefix=self.where.key(under), Delimiter="/"
+            Bucket=self.where.bucket, Prefix=under, Delimiter="/"
         )
         with s3_errors():
             for page in pages:
-                yield from page.get("Contents", [])
-
-    def iter_blobs(self, older_than_us: int | None = None) -> Iterator[str]:
-        """Every blob object's name, or only those last written before ``older_than_us``."""
-        start = len(self.where.key("blobs/"))
-        for item in self._list("blobs/"):
-            name = item["Key"][start:]
-            if not is_sha256(name):
-                continue  # a stray, for iter_strays
-            modified = int(item["LastModified"].timestamp() * 1_000_000)
-            if older_than_us is None or modified < older_than_us:
-                yield name
-
-    def iter_strays(self) -> Iterator[str]:
-        """Keys under ``blobs/`` that are not a blob's name (relative to ``blobs/``)."""
-        start = len(self.where.key("blobs/"))
-        for item in self._list("blobs/"):
-            name = item["Key"][start:]
-            if not is_sha256(name) and name != ".store-id":  # another store's marker: not ours
-                yield name
-
-    def remove_stray(self, name: str) -> None:
-        """Remove one key that ``iter_strays`` named."""
-        with s3_errors():
-            self.client.delete_object(Bucket=self.where.bucket, Key=self.where.key("blobs", name))
-
-    def iter_temp(self) -> Iterator[Path]:
-        """This host's staging temp files (stale once no registration of this host runs)."""
-        yield from self.tmp_dir.iterdir()
+                for item in page.get("Contents", []):
+                    name = item["Key"][len(under) :]
+                    if name and name != ".store-id":  # not the folder's own key
+                        yield Listed(name, int(item["LastModified"].timestamp() * 1_000_000))
 
     # -- which database the bucket belongs to ----------------------------------
 
@@ -539,31 +389,16 @@ def _reading(body: Any) -> Iterator[Any]:
 
 
 @contextmanager
-def _body(staged: StagedBlob) -> Iterator[Any]:
+def _body(upload: Upload) -> Iterator[Any]:
     """What to upload: the bytes kept in memory, or the staged temp file."""
-    if staged.data is not None:
-        yield staged.data
+    if upload.data is not None:
+        yield upload.data
         return
-    assert staged.temp_path is not None
-    with open(staged.temp_path, "rb") as f:
+    assert upload.path is not None
+    with open(upload.path, "rb") as f:
         yield f
 
 
-def _mark(answer: dict[str, Any], size: int) -> tuple[int, int, int, int]:
-    """An object's fingerprint from a PUT's, HEAD's or GET's answer: (0, size, 0, ETag). An
-    upload of the same bytes keeps it (nothing to verify again); other bytes change it."""
-    tag = int.from_bytes(hashlib.sha256(str(answer.get("ETag")).encode()).digest()[:8], "big")
-    return 0, size, 0, tag
-
-
-def _blocks(body: Any, size: int) -> Iterator[bytes]:
-    """The stream's bytes in blocks of ``size`` (the last one shorter)."""
-    pending = bytearray()
-    for chunk in body.iter_chunks(1 << 20):
-        pending += chunk
-        whole = len(pending) // size * size
-        for start in range(0, whole, size):
-            yield bytes(pending[start : start + size])
-        del pending[:whole]
-    if pending:
-        yield bytes(pending)
+def _version(answer: dict[str, Any], size: int) -> Version:
+    """An object's version from a PUT's, HEAD's or GET's answer: its size and ETag."""
+    return Version(size, str(answer.get("ETag")))

@@ -26,7 +26,7 @@ from godot_mcp.store.db import write_session
 from godot_mcp.store.models import BlobStoreRow
 
 if TYPE_CHECKING:
-    from godot_mcp.store.blobs import BlobStore
+    from godot_mcp.store.objects import ObjectStore
 
 STORE_ID = ".store-id"  # in the blob directory: names it, whatever host or path it is at
 HOST_ID = "host-id"  # in the state dir
@@ -84,11 +84,11 @@ def claim(engine: Engine, location: str, now_us: int) -> None:
             )
 
 
-def claim_store(engine: Engine, blobs: BlobStore, blob_dir: Path, now_us: int) -> None:
+def claim_store(engine: Engine, blobs: ObjectStore, blob_dir: Path, now_us: int) -> None:
     """Claim the database for ``blobs`` (a directory, or a bucket), or refuse."""
-    from godot_mcp.store.s3 import S3BlobStore
+    from godot_mcp.store.s3 import S3Objects
 
-    if not isinstance(blobs, S3BlobStore):
+    if not isinstance(blobs, S3Objects):
         claim(engine, directory_location(blob_dir), now_us)
         return
     where = f"{blobs.where.bucket}/{blobs.where.prefix}"  # the endpoint may change; these not

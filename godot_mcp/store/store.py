@@ -30,16 +30,9 @@ from godot_mcp.errors import (
     StorageError,
     TooLarge,
 )
-from godot_mcp.store import leases, shared, sqlite
+from godot_mcp.store import shared, sqlite
 from godot_mcp.store.binding import check_owner, unknown
-from godot_mcp.store.blobs import (
-    BLOCK_SIZE,
-    BlobStore,
-    FsBlobStore,
-    StagedBlob,
-    StaleMark,
-    mkdir_private,
-)
+from godot_mcp.store.blobs import BLOCK_SIZE, Blobs, StagedBlob, StaleMark, mkdir_private
 from godot_mcp.store.db import (
     database_errors,
     make_engine,
@@ -49,10 +42,13 @@ from godot_mcp.store.db import (
     upgrade_to_head,
     write_session,
 )
+from godot_mcp.store.directory import DirectoryObjects
 from godot_mcp.store.faults import checkpoint
+from godot_mcp.store.guard import Guard, LeaseGuard, LocalGuard
 from godot_mcp.store.ids import admit_range, artifact_uri, is_valid_id, new_id, parse_uri
 from godot_mcp.store.locks import BlobLock
 from godot_mcp.store.models import Artifact, Blob, Project
+from godot_mcp.store.objects import ObjectStore, Version
 from godot_mcp.store.projects import Projects
 from godot_mcp.store.values import (
     ArtifactInfo,
@@ -69,7 +65,6 @@ from godot_mcp.store.values import (
 )
 
 _DIGEST_CACHE = 64
-_DELETE_BATCH = 16  # objects deleted under one hold of the write lock (shared blob store)
 
 log = logging.getLogger(__name__)
 
@@ -176,15 +171,17 @@ def live_bytes(s: Session) -> int:
 
 
 class ArtifactStore:
-    """Metadata in a database (SQLite in the state dir by default, or PostgreSQL), bytes in
-    a content-addressed blob directory (or an S3-compatible bucket).
+    """Metadata in a database (SQLite in the state dir by default, or PostgreSQL), bytes
+    content-addressed in an object store (the state dir's blob directory by default, or an
+    S3-compatible bucket).
 
     ``database_url``: ``None`` for the state dir's SQLite file, else an SQLAlchemy URL
     (``postgresql+psycopg://…``). A database that cannot be reached raises
-    DatabaseUnavailable. ``blob_store_url``: ``None`` for the state dir's blob directory, else
-    ``s3://BUCKET/PREFIX?endpoint_url=…&region=…``. ``claim``: a shared database is checked
-    to belong to this blob store (and claimed when new); off only for what never touches
-    bytes (tokens, status).
+    DatabaseUnavailable. ``blobs``: the object store (``store/objects.py``); else
+    ``blob_store_url`` names one (``s3://BUCKET/PREFIX?endpoint_url=…&region=…``), else the
+    state dir's blob directory. ``claim``: a shared database is checked to belong to this
+    blob store (and claimed when new); off only for what never touches bytes (tokens,
+    status).
     """
 
     def __init__(
@@ -196,13 +193,15 @@ class ArtifactStore:
         database_url: str | None = None,
         claim: bool = True,
         blob_store_url: str | None = None,
+        blobs: ObjectStore | None = None,
     ) -> None:
         self.layout = StoreLayout(Path(state_dir))
         self.limits = limits or Limits()
         self.clock = clock
         for d in (self.layout.state_dir, self.layout.blob_dir, self.layout.scratch_dir):
             mkdir_private(d)
-        self.blobs = self._open_blobs(blob_store_url, block_size)
+        objects = blobs if blobs is not None else self._open_objects(blob_store_url)
+        self.blobs = Blobs(objects, block_size)
         self.lock = BlobLock(self.layout.lock_path)
         self.database_url = database_url or sqlite.url_for(self.layout.db_path)
         try:
@@ -216,9 +215,15 @@ class ArtifactStore:
             os.chmod(db_file, 0o600)  # it holds the token hashes
         # A shared database names one blob store's bytes only; a bucket belongs to one database.
         own_file = db_file is not None and db_file.resolve() == self.layout.db_path.resolve()
-        if claim and (not own_file or self.blobs.shared):
+        # The one choice between one host's lock and the database's leases (store/guard.py).
+        self.guard: Guard = (
+            LeaseGuard(self.engine, self.blobs, self.now_us)
+            if objects.shared
+            else LocalGuard(self.engine, self.blobs, self.lock)
+        )
+        if claim and (not own_file or objects.shared):
             try:
-                shared.claim_store(self.engine, self.blobs, self.layout.blob_dir, self.now_us())
+                shared.claim_store(self.engine, objects, self.layout.blob_dir, self.now_us())
             except BaseException:
                 self.close()
                 raise
@@ -229,7 +234,7 @@ class ArtifactStore:
         self.projects = Projects(self.engine, None if db_file is not None else self.host_id)
         self._digests = _DigestCache()
         self._pending_gc: set[str] = set()
-        self._verified: dict[str, tuple[int, int, int, int]] = {}
+        self._verified: dict[str, Version] = {}
         self._last_used = 0
         self._gc_mutex = threading.Lock()
 
@@ -239,12 +244,12 @@ class ArtifactStore:
         with self._gc_mutex:
             self._verified.clear()
 
-    def _open_blobs(self, url: str | None, block_size: int) -> BlobStore:
+    def _open_objects(self, url: str | None) -> ObjectStore:
         if url is None:
-            return FsBlobStore(self.layout.blob_dir, self.layout.quarantine_dir, block_size)
-        from godot_mcp.store.s3 import S3BlobStore, parse_blob_store_url
+            return DirectoryObjects(self.layout.blob_dir, self.layout.quarantine_dir)
+        from godot_mcp.store.s3 import S3Objects, parse_blob_store_url
 
-        return S3BlobStore(parse_blob_store_url(url), self.layout.blob_dir / ".tmp", block_size)
+        return S3Objects(parse_blob_store_url(url), self.layout.blob_dir / ".tmp")
 
     def close(self) -> None:
         """Release database and blob store connections."""
@@ -279,8 +284,9 @@ class ArtifactStore:
         budget = self.limits.store_budget_bytes
         staged: list[StagedBlob] = []
         published: list[str] = []
+        versions: list[Version] = []
         freed: list[str] = []
-        holder = new_id() if self.blobs.shared else None  # leases its uploads (store/leases.py)
+        holder = self.guard.holder()
         try:
             with self.lock.shared():
                 for item in items:
@@ -295,24 +301,21 @@ class ArtifactStore:
                 total = sum(st.size for st in staged)
                 if self._last_used + total > self.limits.store_budget_bytes:
                     self._precheck_budget(total)
-                if holder is not None:
-                    leases.take(self.engine, holder, [st.sha256 for st in staged], self.now_us())
+                self.guard.keep(holder, [st.sha256 for st in staged], self.now_us())
                 for st in staged:
                     published.append(st.sha256)  # an upload that fails midway may leave bytes
-                    self.blobs.publish(st)
+                    versions.append(self.blobs.publish(st))
                 checkpoint("register.published")
                 infos, freed = self._commit(caller, generation, items, staged, export_id, holder)
                 checkpoint("register.committed")
         except BaseException:
             for st in staged:
                 self.blobs.discard(st)
-            if holder is not None:
-                self._give_back(holder)
+            self.guard.give_back(holder)
             self._collect_quietly(published + freed)
             raise
-        for st in staged:  # hashed while written: intact as of now
-            mark = self.blobs.fingerprint(st.sha256, st.size, recheck=False)
-            self._remember_intact(st.sha256, mark)
+        for st, version in zip(staged, versions, strict=True):  # hashed while written
+            self._remember_intact(st.sha256, version)
         self._collect_quietly(freed)  # committed: a failed clean-up is retried, not reported
         return infos
 
@@ -376,12 +379,9 @@ class ArtifactStore:
                     f"{total} bytes do not fit the store budget ({used} of {budget} bytes in use)"
                 )
             self._last_used = used + total
-            if holder is not None:  # its leases kept every upload from deletion
-                leases.give_back_in(s, holder, [st.sha256 for st in staged], now)
+            self.guard.committing(s, holder, staged, now)
             rows: list[Artifact] = []
             for item, st in zip(items, staged, strict=True):
-                if holder is None and not self.blobs.exists(st.sha256, st.size):
-                    raise IntegrityError("a published blob vanished before its commit")
                 blob = s.get(Blob, st.sha256)
                 if blob is None:
                     s.add(
@@ -422,19 +422,6 @@ class ArtifactStore:
             infos = [_info(r) for r in rows]
         return infos, freed
 
-    def _give_back(self, holder: str) -> None:
-        """End a failed registration's leases; if the database refuses now, they expire by
-        themselves (``LEASE_SECONDS``), which is said, since their blobs wait until then."""
-        try:
-            leases.give_back(self.engine, holder)
-        except GodotMcpError as exc:
-            log.warning(
-                "the leases of a failed registration were not given back (%s); their "
-                "uploads are kept until the leases expire in %d s",
-                exc,
-                leases.LEASE_SECONDS,
-            )
-
     def _collect_quietly(self, candidates: Iterable[str]) -> None:
         """``_collect``, keeping what it could not delete for the next one or reconcile."""
         candidates = list(candidates)
@@ -445,59 +432,22 @@ class ArtifactStore:
                 self._pending_gc.update(candidates)
 
     def _collect(self, candidates: Iterable[str]) -> None:
-        """Delete blob files that have no row, if no registration is in flight.
-
-        Skipped (left to the next collection or reconcile) when the lock is busy.
-        """
+        """Delete blobs that have no row, if no registration is about to commit them
+        (the guard says); what it cannot delete now is left for the next collection."""
         with self._gc_mutex:
             self._pending_gc.update(candidates)
             todo = sorted(self._pending_gc)
         if not todo:
             return
-        if self.blobs.shared:
-            self._collect_shared(todo)
-            return
-        with self.lock.exclusive(timeout=0) as ok:
-            if not ok:
-                return
-            with self._gc_mutex:
-                self._pending_gc.difference_update(todo)
-            with read_session(self.engine) as s:
-                kept = set(s.scalars(select(Blob.sha256).where(Blob.sha256.in_(todo))))
-            for sha in todo:
-                if sha not in kept:
-                    self.blobs.delete(sha)
-                    checkpoint("collect.deleted")
-
-    def _collect_shared(self, todo: builtins.list[str]) -> None:
-        """Delete the objects among ``todo`` that no row names and no lease keeps, inside the
-        write transaction that finds them so (``store/leases.py``). A store that does not
-        answer keeps them pending."""
         with self._gc_mutex:
             self._pending_gc.difference_update(todo)
+        done = False
         try:
-            self.delete_unused(todo)
-        except GodotMcpError:  # unreachable, refused, credentials gone: later, or reconcile
-            with self._gc_mutex:
-                self._pending_gc.update(todo)
-
-    def delete_unused(self, shas: Iterable[str], quarantine: bool = False) -> int:
-        """Shared blob store: delete (or quarantine) the objects among ``shas`` that no row
-        names and no live lease keeps; returns how many.
-
-        A few at a time: each batch holds every host's write lock for its S3 calls.
-        """
-        todo, done = sorted(set(shas)), 0
-        for start in range(0, len(todo), _DELETE_BATCH):
-            with write_session(self.engine) as s:
-                free = leases.deletable(s, todo[start : start + _DELETE_BATCH], self.now_us())
-                for sha in free:
-                    if quarantine:
-                        self.blobs.quarantine(sha)
-                    else:
-                        self.blobs.delete(sha)
-            done += len(free)
-        return done
+            done = self.guard.collect(todo)
+        finally:
+            if not done:  # left for the next collection, or reconcile
+                with self._gc_mutex:
+                    self._pending_gc.update(todo)
 
     @property
     def threads(self) -> int:
@@ -512,7 +462,7 @@ class ArtifactStore:
     def resolve(self, caller: Caller, artifact_id: str) -> Any:
         """The artifact row if it resolves and is bound to ``caller``; typed refusal otherwise."""
         row = self._row(artifact_id)
-        if not self._intact(row.sha256, row.size, row.blob_born):
+        if self._intact(row.sha256, row.size, row.blob_born) is None:
             raise unknown("artifact")
         self._check_owner(caller, row)
         return row
@@ -540,29 +490,35 @@ class ArtifactStore:
             caller, row.principal, row.session_id, row.launch_id, row.project_id, "artifact"
         )
 
-    def _intact(self, sha: str, size: int, born: int | None = None) -> bool:
-        """Bytes present and matching their block digests, before any binding check.
+    def _intact(self, sha: str, size: int, born: int | None = None) -> Version | None:
+        """The version of the blob when its bytes are present and match their block digests
+        (checked before any binding check), else None.
 
-        A blob is verified in full once per process and file identity (inode,
-        size, mtime, ctime); after that a stat suffices, and every read still verifies
-        the blocks it serves. A mismatch withdraws the blob.
+        A blob is verified in full once per process and version (a file's identity, an
+        object's ETag); after that a lookup suffices, and every read still verifies the
+        blocks it serves. A mismatch withdraws the blob; bytes written again while they were
+        verified are looked at once more.
         """
-        mark = self.blobs.fingerprint(sha, size)
-        if mark is None:
-            return False
-        if self._verified.get(sha) == mark:
-            return True
-        if not self.blobs.verify(sha, self._block_digests(sha)):
-            self.withdraw(sha, born)
-            return False
-        self._remember_intact(sha, mark)
-        return True
+        for _ in range(2):
+            version = self.blobs.head(sha, size)
+            if version is None:
+                return None
+            if self._verified.get(sha) == version:
+                return version
+            try:
+                intact = self.blobs.verify(sha, self._block_digests(sha), version)
+            except StaleMark:
+                continue
+            if not intact:
+                self.withdraw(sha, born)
+                return None
+            self._remember_intact(sha, version)
+            return version
+        return None
 
-    def _remember_intact(self, sha: str, mark: tuple[int, int, int, int] | None) -> None:
-        if mark is None:
-            return
+    def _remember_intact(self, sha: str, version: Version) -> None:
         with self._gc_mutex:
-            self._verified[sha] = mark
+            self._verified[sha] = version
             while len(self._verified) > 4096:
                 self._verified.pop(next(iter(self._verified)))
 
@@ -581,8 +537,9 @@ class ArtifactStore:
         """
         parsed = parse_uri(uri)
         row = self._row(parsed.artifact_id)
-        ahead = self._read_ahead(row, parsed.offset, parsed.length) if self.blobs.shared else None
-        if ahead is None and not self._intact(row.sha256, row.size, row.blob_born):
+        ahead = self._read_ahead(row, parsed.offset, parsed.length)
+        version = None if ahead is not None else self._intact(row.sha256, row.size, row.blob_born)
+        if ahead is None and version is None:
             raise unknown("artifact")
         self._check_owner(caller, row)
         offset, length = admit_range(
@@ -592,8 +549,9 @@ class ArtifactStore:
             if ahead is not None:
                 data = ahead
             else:
+                assert version is not None
                 digests = self._block_digests(row.sha256)
-                data = self.blobs.read(row.sha256, offset, length, digests)
+                data = self.blobs.read(row.sha256, offset, length, digests, version)
         except StaleMark:  # uploaded again since it was verified: verify it again
             with self._gc_mutex:
                 self._verified.pop(row.sha256, None)
@@ -606,10 +564,10 @@ class ArtifactStore:
         return ReadResult(uri, row.media_type, offset, length, row.size, row.sha256, data)
 
     def _read_ahead(self, row: Any, offset: int | None, length: int | None) -> bytes | None:
-        """A bucket's blob verified in full before: its range in one GET, before the binding
-        check, in place of the HEAD (the GET's own ETag must be the verified one, and its
+        """A blob verified in full before: its range in one read, before the binding check,
+        in place of the lookup (the read's own version must be the verified one, and its
         blocks their digests). None when the slow way must decide (never verified, another
-        ETag, gone, or a range not admitted); a changed block withdraws the blob."""
+        version, gone, or a range not admitted); a changed block withdraws the blob."""
         with self._gc_mutex:
             mark = self._verified.get(row.sha256)
         if mark is None:
@@ -640,7 +598,7 @@ class ArtifactStore:
         return digests
 
     def withdraw(self, sha: str, born: int | None = None) -> None:
-        """Withdraw a blob whose bytes changed: artifacts stop resolving; file quarantined.
+        """Withdraw a blob whose bytes changed: artifacts stop resolving; bytes quarantined.
 
         ``born``: the blob row's ``created_us`` when its bytes were found bad; a row made
         since (the blob was released and registered again meanwhile) is not withdrawn.
@@ -655,15 +613,7 @@ class ArtifactStore:
         self._digests.pop(sha)
         with self._gc_mutex:
             self._verified.pop(sha, None)
-        if self.blobs.shared:
-            self.delete_unused([sha], quarantine=True)
-            return
-        with self.lock.exclusive(timeout=30) as ok:
-            if ok:
-                with read_session(self.engine) as s:
-                    back = s.get(Blob, sha) is not None
-                if not back:
-                    self.blobs.quarantine(sha)
+        self.guard.withdraw(sha)
 
     # -- listing and release ------------------------------------------------
 
@@ -717,14 +667,14 @@ class ArtifactStore:
             shas = set(s.scalars(select(Artifact.sha256).where(*conditions)))
             n = rowcount(s.execute(delete(Artifact).where(*conditions)))
             gone = drop_unreferenced_blobs(s, shas)
-        self._collect(gone)
+        self._collect_quietly(gone)  # committed: a failed clean-up is retried, not reported
         return int(n or 0)
 
     def release_expired(self) -> int:
         """Release expired and older-generation artifacts now; returns how many."""
         with write_session(self.engine) as s:
             n, gone = release_dead(s, self.now_us())
-        self._collect(gone)
+        self._collect_quietly(gone)
         return n
 
     def bytes_in_use(self) -> int:

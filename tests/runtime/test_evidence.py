@@ -38,6 +38,7 @@ def test_leases_not_given_back_are_said(tmp_path: Path, monkeypatch, caplog) -> 
     (its uploads wait for the leases to expire), never silence."""
     from godot_mcp.errors import DatabaseUnavailable
     from godot_mcp.store import leases
+    from godot_mcp.store.guard import LeaseGuard
 
     store = ArtifactStore(tmp_path / "state", Limits())
     try:
@@ -46,8 +47,9 @@ def test_leases_not_given_back_are_said(tmp_path: Path, monkeypatch, caplog) -> 
             raise DatabaseUnavailable("the store's database cannot be reached")
 
         monkeypatch.setattr(leases, "give_back", refuse)
-        with caplog.at_level("WARNING", logger="godot_mcp.store.store"):
-            store._give_back("holder-1")
+        guard = LeaseGuard(store.engine, store.blobs, store.now_us)
+        with caplog.at_level("WARNING", logger="godot_mcp.store.guard"):
+            guard.give_back("holder-1")
         (record,) = caplog.records
         assert record.getMessage() == (
             "the leases of a failed registration were not given back (the store's database "

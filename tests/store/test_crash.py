@@ -187,7 +187,7 @@ def _check_invariants(
     assert blob_rows <= objects, "a blob row without its bytes after reconcile"
     # An object without a row is explained only by a live lease: an upload the kill cut
     # short on a shared store, removed once its lease expires (the next worker's clock).
-    assert objects - blob_rows <= (leased if store.blobs.shared else set()), "orphan blob"
+    assert objects - blob_rows <= (leased if store.blobs.objects.shared else set()), "orphan blob"
     assert list(store.blobs.iter_temp()) == []
     used = sum(r.size for r in after)
     assert store.bytes_in_use() == used <= budget

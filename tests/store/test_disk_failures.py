@@ -18,7 +18,7 @@ from tests.support.disks import tmpfs
 def _staged_on_disk(store: ArtifactStore, data: bytes) -> bytes | io.BytesIO:
     """``data`` as a source the store stages on disk: a bucket keeps bytes that are in memory
     there, so it gets a stream (which it stages to a temp file, as the directory does)."""
-    return io.BytesIO(data) if store.blobs.shared else data
+    return io.BytesIO(data) if store.blobs.objects.shared else data
 
 
 def _assert_nothing_kept(store: ArtifactStore, before: int) -> None:

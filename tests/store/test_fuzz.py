@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from godot_mcp.errors import ConfigError, GodotMcpError, NotFound, OutOfRange
-from godot_mcp.store.blobs import FsBlobStore
+from godot_mcp.store.directory import DirectoryObjects
 from godot_mcp.store.ids import URI_PREFIX, admit_range, is_valid_id, new_id, parse_uri
 from godot_mcp.store.s3 import parse_blob_store_url
 from godot_mcp.store.store import ArtifactStore
@@ -100,7 +100,7 @@ def test_malformed_queries_do_not_resolve() -> None:
 @given(st.text(max_size=100))
 def test_blob_paths_never_leave_the_blob_dir(tmp_path_factory, name) -> None:
     root = tmp_path_factory.mktemp("blobs")
-    blobs = FsBlobStore(root / "b", root / "q")
+    blobs = DirectoryObjects(root / "b", root / "q")
     try:
         path = blobs.path_of(name)
     except NotFound:

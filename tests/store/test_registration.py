@@ -51,7 +51,7 @@ def test_blob_files_are_private_and_named_by_their_sha256(env: Env) -> None:
     if env.backend.s3 is not None:  # a bucket: one object, named by the SHA-256, and its id
         assert sorted(env.backend.objects()) == ["store/.store-id", f"store/blobs/{info.sha256}"]
         return
-    path = env.store.blobs.path_of(info.sha256)  # type: ignore[attr-defined]
+    path = env.store.blobs.objects.path_of(info.sha256)  # type: ignore[attr-defined]
     assert path.parent.parent.parent == env.store.layout.blob_dir
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     for d in (path.parent, path.parent.parent, env.store.layout.blob_dir, env.state_dir):
@@ -182,7 +182,7 @@ def test_a_changed_block_is_caught_by_the_read_that_serves_it(env: Env) -> None:
     env.store.read(env.caller, f"{info.uri}?offset=0&length=10")  # verified in full once
     RawBlobs(env.store).poke(info.sha256, 150_000, b"\x00" * 8)
     # As if the change came after the full verification without touching the file's stat.
-    env.store._verified[info.sha256] = env.store.blobs.fingerprint(info.sha256, info.size)
+    env.store._verified[info.sha256] = env.store.blobs.head(info.sha256, info.size)
     assert env.store.read(env.caller, f"{info.uri}?offset=0&length=1000").data == data[:1000]
     with pytest.raises(NotFound):
         env.store.read(env.caller, f"{info.uri}?offset=140000&length=20000")

@@ -59,7 +59,7 @@ def test_reconcile_removes_orphans_strays_and_stale_temp_files(env: Env) -> None
     evidence = env.store.layout.evidence_dir / "exp1"
     evidence.mkdir(parents=True)
     (evidence / "game.pck.tmp").write_bytes(b"partial")
-    if env.store.blobs.shared:  # another host may be about to commit a young object
+    if env.store.blobs.objects.shared:  # another host may be about to commit a young object
         assert reconcile(env.store).orphan_blobs_removed == 0
         assert raw.read(orphan) == b"no row for me"
         raw.write("junk", b"?")
@@ -78,7 +78,7 @@ def test_reconcile_removes_a_badly_named_file_in_the_shards_and_keeps_going(
     raw = RawBlobs(store)
     # In a directory: a misnamed file in a shard, a blob in the wrong shard. In a bucket the
     # names are flat (nothing deeper is listed: it could be another store's).
-    strays = ["x-not-a-sha", f"{'ef' * 32}.part"] if store.blobs.shared else []
+    strays = ["x-not-a-sha", f"{'ef' * 32}.part"] if store.blobs.objects.shared else []
     strays = strays or ["ab/cd/not-a-sha", f"ab/cd/{'ef' * 32}"]
     for name in strays:
         raw.write(name, b"misplaced")

@@ -13,6 +13,7 @@ import pytest
 from godot_mcp.errors import ConfigError, NotFound
 from godot_mcp.store.blobs import StaleMark, block_digest
 from godot_mcp.store.models import Artifact
+from godot_mcp.store.objects import Version
 from godot_mcp.store.reconcile import reconcile
 from godot_mcp.store.s3 import parse_blob_store_url
 from godot_mcp.store.store import ArtifactStore
@@ -93,8 +94,8 @@ def test_a_withdrawal_decided_before_the_same_bytes_were_registered_again_is_voi
         RawBlobs(host).write(first.sha256, b"X" * len(data))  # damaged in the bucket
         real, again = reader.blobs.verify, {}
 
-        def meanwhile(sha: str, digests: bytes) -> bool:
-            judged = real(sha, digests)  # damaged: not intact
+        def meanwhile(sha: str, digests: bytes, version: Version) -> bool:
+            judged = real(sha, digests, version)  # damaged: not intact
             again["info"] = host.register(caller, gen, NewArtifact("image/png", data))
             return judged
 
@@ -191,9 +192,9 @@ def test_a_read_never_withdraws_a_blob_registered_again_since_it_resolved(
         first = host.register(caller, gen, NewArtifact("image/png", data))
         real, again = reader.blobs.verify, {}
 
-        def meanwhile(sha: str, digests: bytes) -> bool:
+        def meanwhile(sha: str, digests: bytes, version: Version) -> bool:
             host.release_where(Artifact.session_id == "sess")
-            judged = real(sha, digests)  # gone: not intact
+            judged = real(sha, digests, version)  # gone: not intact
             again["info"] = host.register(caller, gen, NewArtifact("image/png", data))
             return judged
 
@@ -230,35 +231,36 @@ def test_a_clean_up_that_fails_after_the_commit_does_not_fail_the_registration(
 
 def _checked_out(store: ArtifactStore) -> int:
     """Connections of the store's S3 client that are out of its pool (a body not closed)."""
-    manager = store.blobs.client._endpoint.http_session._manager  # type: ignore[attr-defined]
+    manager = store.blobs.objects.client._endpoint.http_session._manager  # type: ignore[attr-defined]
     return sum(p.pool.maxsize - p.pool.qsize() for p in manager.pools._container.values())
 
 
 def test_no_early_return_leaves_an_s3_response_open(tmp_path, pg_server, s3_server) -> None:
-    """A verification that finds a bad first block (3 MiB left unread), a read of an object
-    uploaded again since, and the marker read each give their GET's connection back: 30 of
-    each leave none out of the client's pool."""
+    """A verification that finds a bad first block, a read of an object uploaded again
+    since, and the marker read each give their GET's connection back: 30 of each leave none
+    out of the client's pool."""
     store = _open(tmp_path, "leaks", *_fresh(pg_server, s3_server))
     try:
         caller, gen = _caller(store, tmp_path)
         bs = store.blobs.block_size
-        data = bytes(range(256)) * (4 << 20 >> 8)  # 4 MiB: more than one streamed chunk
+        data = bytes(range(256)) * (4 << 20 >> 8)  # 4 MiB
         info = store.register(caller, gen, NewArtifact("image/png", data))
         sha = info.sha256
         digests = b"".join(block_digest(data[i : i + bs]) for i in range(0, len(data), bs))
-        assert store.blobs.verify(sha, digests)
+        version = store.blobs.head(sha, len(data))
+        assert version is not None and store.blobs.verify(sha, digests, version)
         wrong = b"\0" * 8 + digests[8:]
-        stale = (0, len(data), 0, 1)
+        stale = Version(len(data), "another ETag")
         counts = []
         for _ in range(30):
-            assert store.blobs.verify(sha, wrong) is False  # returns at the first block
+            assert store.blobs.verify(sha, wrong, version) is False  # returns at the first block
         counts.append(_checked_out(store))
         for _ in range(30):
             with pytest.raises(StaleMark):
-                store.blobs.read(sha, 0, 10, digests, mark=stale)
+                store.blobs.read(sha, 0, 10, digests, stale)
         counts.append(_checked_out(store))
         for _ in range(30):
-            assert store.blobs.read_marker()
+            assert store.blobs.objects.read_marker()
         gc.collect()
         counts.append(_checked_out(store))
         assert counts == [0, 0, 0]

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
+from godot_mcp.store.blobs import Blobs
 from godot_mcp.store.exports import ExportRecords
 from godot_mcp.store.projects import Projects
 from godot_mcp.store.store import ArtifactStore
 
-WATCHED = (ArtifactStore, ExportRecords, Projects)
+WATCHED = (ArtifactStore, Blobs, ExportRecords, Projects)
 # Not store work: a clock, a forget in memory, the close at shutdown.
 PURE = {"now_us", "forget_verified", "close", "key", "threads"}
 _depth = threading.local()

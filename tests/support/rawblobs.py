@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from godot_mcp.store.blobs import FsBlobStore
-from godot_mcp.store.s3 import S3BlobStore
+from godot_mcp.store.directory import DirectoryObjects
+from godot_mcp.store.s3 import S3Objects
 from godot_mcp.store.store import ArtifactStore
 
 
@@ -16,22 +16,22 @@ class RawBlobs:
     of the blob directory, or objects of the bucket."""
 
     def __init__(self, store: ArtifactStore) -> None:
-        self.blobs = store.blobs
-        self.s3 = isinstance(store.blobs, S3BlobStore)
+        self.blobs = store.blobs.objects
+        self.s3 = isinstance(self.blobs, S3Objects)
 
     def _key(self, name: str) -> str:
-        assert isinstance(self.blobs, S3BlobStore)
+        assert isinstance(self.blobs, S3Objects)
         return self.blobs.where.key("blobs", name)
 
     def _path(self, name: str) -> Path:
-        assert isinstance(self.blobs, FsBlobStore)
+        assert isinstance(self.blobs, DirectoryObjects)
         if len(name) == 64:
             return self.blobs.path_of(name)
         return self.blobs.root / name
 
     def read(self, name: str) -> bytes | None:
         if self.s3:
-            assert isinstance(self.blobs, S3BlobStore)
+            assert isinstance(self.blobs, S3Objects)
             try:
                 got = self.blobs.client.get_object(
                     Bucket=self.blobs.where.bucket, Key=self._key(name)
@@ -45,7 +45,7 @@ class RawBlobs:
     def write(self, name: str, data: bytes) -> None:
         """Put ``data`` under ``name`` (a SHA-256, or any other name: a stray)."""
         if self.s3:
-            assert isinstance(self.blobs, S3BlobStore)
+            assert isinstance(self.blobs, S3Objects)
             self.blobs.client.put_object(
                 Bucket=self.blobs.where.bucket, Key=self._key(name), Body=data
             )
@@ -62,7 +62,7 @@ class RawBlobs:
 
     def remove(self, name: str) -> None:
         if self.s3:
-            assert isinstance(self.blobs, S3BlobStore)
+            assert isinstance(self.blobs, S3Objects)
             self.blobs.client.delete_object(Bucket=self.blobs.where.bucket, Key=self._key(name))
             return
         self._path(name).unlink()
