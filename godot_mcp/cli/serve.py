@@ -112,8 +112,14 @@ async def _run(
             )
 
 
-def main(argv: Sequence[str] | None = None, extra_tools: Sequence[Tool] = ()) -> int:
-    """Entry point of ``godot-mcp``. ``extra_tools`` is for tests only."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``godot-mcp``: the shipped tools, and only those."""
+    return serve_with_tools(argv, ())
+
+
+def serve_with_tools(argv: Sequence[str] | None, extra_tools: Sequence[Tool]) -> int:
+    """``godot-mcp`` with tools added: a seam for the test suite's producer tool
+    (``tests/support/serve_test.py``), never reached from an installed command."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         stream=sys.stderr,

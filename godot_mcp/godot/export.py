@@ -63,7 +63,7 @@ import shutil
 import subprocess
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
@@ -119,33 +119,31 @@ class ExportSetupError(ExportError):
     """The export's private work dir could not be prepared."""
 
 
+@dataclasses.dataclass(frozen=True)
 class ExportRunner:
-    """Starts exports of a project with one headless Godot binary.
+    """How one server exports: its headless Godot binary, where exports work, the base
+    environment and what no text may name (frozen: no export changes it).
 
-    ``env`` is the base environment for Godot (default: this process's). The user's export
+    ``env`` is the base environment for Godot (default: this process's); the user's export
     templates are looked up under its ``XDG_DATA_HOME`` (else ``$HOME/.local/share``).
-    ``godot_major`` picks the command-line flags; only Godot 3 is verified.
+    ``godot_major`` picks the command-line flags. ``engine``: how failures name it
+    (``Godot 4.6.3``). Godot always runs under ``godot.sandbox``, seeing only its work dir
+    (``ExportJob.launch``).
     """
 
-    def __init__(
-        self,
-        headless_binary: str,
-        work_root: Path,
-        env: Mapping[str, str] | None = None,
-        godot_major: int = 3,
-        private: Sequence[PathPair] = (),
-        engine: str = "Godot",
-    ) -> None:
-        """``engine``: how failures name it (``Godot 4.6.3``). Godot always runs under
-        ``godot.sandbox``, seeing only its work dir (``ExportJob.run``)."""
-        self.engine = engine
-        self.headless_binary = headless_binary
-        self.work_root = Path(work_root)
-        self.env = dict(os.environ if env is None else env)
-        self.private = list(private)
-        if godot_major not in _FLAGS:
-            raise ValueError(f"unsupported Godot major version {godot_major}")
-        self.godot_major = godot_major
+    headless_binary: str
+    work_root: Path
+    env: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(os.environ))
+    godot_major: int = 3
+    private: tuple[PathPair, ...] = ()
+    engine: str = "Godot"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "work_root", Path(self.work_root))
+        object.__setattr__(self, "env", dict(self.env))
+        object.__setattr__(self, "private", tuple(self.private))
+        if self.godot_major not in _FLAGS:
+            raise ValueError(f"unsupported Godot major version {self.godot_major}")
 
     def start(
         self,

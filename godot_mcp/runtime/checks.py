@@ -48,7 +48,7 @@ class CheckService:
         # is looked at: their errors are the tree's InvalidArgument.
         plan = await self.rt.blocking(tree.plan, self.rt.project)
         files = check.select(plan, paths)
-        with self.exports.slot(check=True):
+        with self.rt.slots.take():
             self._check_space()
             job = check.Check(
                 install.headless,

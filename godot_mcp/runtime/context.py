@@ -12,6 +12,7 @@ import anyio
 
 from godot_mcp.godot.locate import GodotInstall
 from godot_mcp.godot.redact import PathPair, private_roots
+from godot_mcp.runtime.slots import Slots
 from godot_mcp.store.store import ArtifactStore
 
 T = TypeVar("T")
@@ -38,6 +39,14 @@ class Runtime:
     private: tuple[PathPair, ...] = ()  # paths no text to a client may name (the state dir)
 
     _limiter: list[anyio.CapacityLimiter] = field(default_factory=list, repr=False)
+    _slots: list[Slots] = field(default_factory=list, repr=False)
+
+    @property
+    def slots(self) -> Slots:
+        """The ``--max-exports`` slots exports and checks share (``runtime/slots.py``)."""
+        if not self._slots:
+            self._slots.append(Slots(self.capacity.max_exports))
+        return self._slots[0]
 
     async def blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` (store work, a subprocess, a file walk) on a worker thread: the one way

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
@@ -43,6 +43,7 @@ from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import settle_interrupted
+from godot_mcp.runtime.slots import Slot
 from godot_mcp.store.binding import check_owner, unknown
 from godot_mcp.store.exports import ExportRecord, ExportRecords
 from godot_mcp.store.ids import is_valid_id, new_id
@@ -74,8 +75,6 @@ class ExportService:
         self.store = rt.store
         self.records = ExportRecords(rt.store)
         self.jobs: dict[str, ExportJob] = {}
-        self._starting = 0
-        self.checks = 0  # project checks running (each holds a slot)
         self._ended = EndedSessions()
         self._unsettled: dict[str, tuple[str, str | None, str | None, int]] = {}
         self._done: dict[str, anyio.Event] = {}  # set when an export of this process ends
@@ -125,7 +124,7 @@ class ExportService:
         why = self.availability()
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
-        self._check_capacity()
+        self.rt.slots.refuse_when_full()
         install = self.rt.godot
         assert install.headless is not None  # availability said so
         if any(not n or n in (".", "..") or "/" in n or "\0" in n for n in expected):
@@ -142,33 +141,8 @@ class ExportService:
             private=self.rt.private_paths(),
             engine=install.headless_name,
         )
-        with self.slot():
-            return await self._launch(runner, caller, generation, preset, kind, expected)
-
-    def _check_capacity(self) -> None:
-        limit = self.rt.capacity.max_exports
-        if self.running() + self._starting >= limit:
-            raise Unavailable(
-                f"{limit} exports and checks are running (this server's --max-exports); "
-                "wait for one to end or cancel it first"
-            )
-
-    @contextlib.contextmanager
-    def slot(self, check: bool = False) -> Iterator[None]:
-        """Hold one of the --max-exports slots while an export starts or a check runs.
-
-        Unavailable when every slot is taken; held from here, so concurrent starts cannot
-        overshoot. A started export then holds its slot as a running job; a check holds it
-        until it ends (and counts as running meanwhile).
-        """
-        self._check_capacity()
-        self._starting += not check
-        self.checks += check
-        try:
-            yield
-        finally:
-            self._starting -= not check
-            self.checks -= check
+        with self.rt.slots.take() as slot:  # a started export's watcher gives it back
+            return await self._launch(runner, caller, generation, preset, kind, expected, slot)
 
     async def _launch(
         self,
@@ -178,6 +152,7 @@ class ExportService:
         preset: Preset,
         kind: str,
         expected: list[str],
+        slot: Slot,
     ) -> str:
         project = self.rt.project
         plan = await self.rt.blocking(tree.plan, project)  # a link out: InvalidArgument
@@ -203,14 +178,13 @@ class ExportService:
             raise Failed("the export could not be started") from None
         self.jobs[export_id] = job
         self._done.setdefault(export_id, anyio.Event())
+        slot.keep()
+        assert self._tg is not None
+        self._tg.start_soon(self._watch, job, caller, generation, slot)
         if caller.session_id is not None and caller.session_id in self._ended:
             # The session ended while the project was being copied: nobody can use it.
-            assert self._tg is not None
-            self._tg.start_soon(self._watch, job, caller, generation)
             await job.cancel()
             raise Unavailable("the MCP session ended")
-        assert self._tg is not None
-        self._tg.start_soon(self._watch, job, caller, generation)
         return export_id
 
     def _check_space(
@@ -228,7 +202,7 @@ class ExportService:
                 "(a copy of the project and outputs of its size)"
             )
 
-    async def _watch(self, job: ExportJob, caller: Caller, generation: int) -> None:
+    async def _watch(self, job: ExportJob, caller: Caller, generation: int, slot: Slot) -> None:
         """Follow one export to its end; whatever fails here ends the export, never the server."""
         outcome: tuple[str, str | None, str | None] = ("failed", "internal error", None)
         try:
@@ -258,6 +232,7 @@ class ExportService:
                 if job.state in (RUNNING, VERIFYING):
                     job.kill()
                 await job.reap()
+                slot.release()  # its Godot has ended
                 await self._settle(job.export_id, *outcome)
                 await self.rt.blocking(job.cleanup)
                 self.jobs.pop(job.export_id, None)
@@ -353,9 +328,8 @@ class ExportService:
         return ExportView(row.id, row.preset, row.kind, row.state, outputs, row.error, row.log_tail)
 
     def running(self) -> int:
-        """How many of this server's exports (and project checks) are running."""
-        jobs = sum(1 for j in self.jobs.values() if j.state in (RUNNING, VERIFYING, "pending"))
-        return jobs + self.checks
+        """How many of this server's exports (and project checks) are running or starting."""
+        return self.rt.slots.held
 
     def progress(self, export_id: str) -> tuple[int, int, str] | None:
         """Bytes written so far, the estimate, and the job's state (running or verifying)."""

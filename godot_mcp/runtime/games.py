@@ -20,16 +20,13 @@ import anyio
 from godot_mcp.errors import (
     Failed,
     InvalidArgument,
-    Timeout,
     Unavailable,
 )
 from godot_mcp.godot.capture import Capture
-from godot_mcp.godot.game_errors import (
-    GameNotFound,
-)
 from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
 from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.session import GameRunner, GameSession, validate_recording
+from godot_mcp.godot.waiting import wait_for_line, wait_until
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
@@ -41,19 +38,6 @@ from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 MAX_EXITED = 16  # sessions that exited on their own kept (with their logs) per server
 
 log = logging.getLogger(__name__)
-
-
-def _same(got: Any, want: Any) -> bool:
-    """JSON values equal, numbers to a millionth (floats cross the bridge as text)."""
-    if isinstance(got, int | float) and isinstance(want, int | float):
-        if isinstance(got, bool) or isinstance(want, bool):
-            return got is want
-        return abs(float(got) - float(want)) <= 1e-6 * max(1.0, abs(float(want)))
-    if isinstance(got, dict) and isinstance(want, dict):
-        return got.keys() == want.keys() and all(_same(got[k], want[k]) for k in got)
-    if isinstance(got, list) and isinstance(want, list):
-        return len(got) == len(want) and all(_same(a, b) for a, b in zip(got, want, strict=True))
-    return bool(got == want)
 
 
 @dataclass
@@ -204,11 +188,8 @@ class GameService:
     async def wait(
         self, caller: Caller, session_id: str, until: dict[str, Any], timeout: float
     ) -> dict[str, Any]:
-        """Wait until a frame count, a node, a property value or a log line (bounded).
-
-        Polls the game once a frame; answers ``{frame, value?}``; on timeout raises Timeout
-        with the last value seen. Other calls on the session go on meanwhile.
-        """
+        """Wait until a frame count, a node, a property value or a log line (bounded:
+        ``godot/waiting.py``); a log wait begins at ``until["cursor"]`` when given."""
         game = self.get(caller, session_id).game
         mark = game.log.next_seq
         if "cursor" in until:
@@ -216,45 +197,7 @@ class GameService:
                 mark = decode_cursor(until["cursor"])
             except ValueError:
                 raise InvalidArgument("invalid cursor") from None
-        last: dict[str, Any] = {}
-
-        async def ask(cmd: str, **args: Any) -> dict[str, Any] | None:
-            try:
-                return await game.command(cmd, **args)
-            except GameNotFound:
-                return None
-
-        with anyio.move_on_after(timeout):
-            if "frames" in until:
-                reply = await ask(
-                    "input",
-                    events=[{"type": "wait", "frames": until["frames"]}],
-                    timeout=timeout + 1,
-                )
-                return {"frame": reply["frame"] if reply else None}
-            while True:
-                if "log" in until:
-                    page = game.log.read(mark, 1000, "print")
-                    mark = max(mark, page.next_seq)  # a flood of lines never stalls the scan
-                    hit = next((e for e in page.entries if until["log"] in e.text), None)
-                    if hit is not None:
-                        frame = (await ask("ping") or {}).get("frame")
-                        return {"frame": frame, "value": hit.text}
-                elif "property" in until:
-                    reply = await ask("get", path=until["node"], properties=[until["property"]])
-                    if reply is not None:
-                        last["value"] = reply["values"].get(until["property"])
-                        if _same(last["value"], until["equals"]):
-                            frame = (await ask("ping") or {}).get("frame")
-                            return {"frame": frame, "value": last["value"]}
-                else:
-                    reply = await ask("tree", root=until["node"], depth=0, max_nodes=1)
-                    if reply is not None:
-                        frame = (await ask("ping") or {}).get("frame")
-                        return {"frame": frame}
-                await anyio.sleep(1 / 60)
-        frame = (await ask("ping") or {}).get("frame")
-        raise Timeout(f"the condition was not met within {timeout:g} s", frame=frame, **last)
+        return await wait_until(game, until, mark, timeout)
 
     async def read_log(
         self,
@@ -278,10 +221,7 @@ class GameService:
         log = managed.game.log
         start = after
         if wait > 0:
-            since = after if after is not None else 0
-            with anyio.move_on_after(wait):
-                while not log.has_new(since, min_level):
-                    await anyio.sleep(0.05)
+            await wait_for_line(log, after if after is not None else 0, min_level, wait)
         used = 0
 
         def fits(entry: Entry) -> bool:

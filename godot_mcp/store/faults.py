@@ -4,6 +4,9 @@
 ``GODOT_MCP_KILL_AT=name`` (optionally ``name:N`` for the N-th time the point is
 passed), in which case the process sends itself SIGKILL right there: a real
 ``kill -9`` at an exact point of the write path.
+
+A test hook, fenced: read once at import, from a variable no option or configuration file
+sets; unset (as in every deployment), a checkpoint is one comparison.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from godot_mcp.cli.serve import main
+from godot_mcp.cli.serve import serve_with_tools
 from tests.support.producer import PRODUCER
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], extra_tools=[PRODUCER]))
+    sys.exit(serve_with_tools(sys.argv[1:], [PRODUCER]))

@@ -1,0 +1,84 @@
+"""Bounded waits on a running game: a frame count, a node, a property value, a log line.
+
+Each polls the game once a frame over the bridge (other commands on the session go on
+meanwhile) and ends within its timeout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from godot_mcp.errors import Timeout
+from godot_mcp.godot.game_errors import GameNotFound
+from godot_mcp.godot.gamelog import GameLog
+from godot_mcp.godot.session import GameSession
+
+FRAME_S = 1 / 60
+LOG_POLL_S = 0.05
+
+
+def same(got: Any, want: Any) -> bool:
+    """JSON values equal, numbers to a millionth (floats cross the bridge as text)."""
+    if isinstance(got, int | float) and isinstance(want, int | float):
+        if isinstance(got, bool) or isinstance(want, bool):
+            return got is want
+        return abs(float(got) - float(want)) <= 1e-6 * max(1.0, abs(float(want)))
+    if isinstance(got, dict) and isinstance(want, dict):
+        return got.keys() == want.keys() and all(same(got[k], want[k]) for k in got)
+    if isinstance(got, list) and isinstance(want, list):
+        return len(got) == len(want) and all(same(a, b) for a, b in zip(got, want, strict=True))
+    return bool(got == want)
+
+
+async def wait_until(
+    game: GameSession, until: dict[str, Any], mark: int, timeout: float
+) -> dict[str, Any]:
+    """Wait for ``until`` (``frames``; ``log`` text after log sequence ``mark``; ``node``
+    with ``property`` ``equals``; ``node``); answers ``{frame, value?}``. On timeout raises
+    Timeout with the frame and the last value seen."""
+    last: dict[str, Any] = {}
+
+    async def ask(cmd: str, **args: Any) -> dict[str, Any] | None:
+        try:
+            return await game.command(cmd, **args)
+        except GameNotFound:
+            return None
+
+    async def frame() -> Any:
+        return (await ask("ping") or {}).get("frame")
+
+    with anyio.move_on_after(timeout):
+        if "frames" in until:
+            reply = await ask(
+                "input", events=[{"type": "wait", "frames": until["frames"]}], timeout=timeout + 1
+            )
+            return {"frame": reply["frame"] if reply else None}
+        while True:
+            if "log" in until:
+                page = game.log.read(mark, 1000, "print")
+                mark = max(mark, page.next_seq)  # a flood of lines never stalls the scan
+                hit = next((e for e in page.entries if until["log"] in e.text), None)
+                if hit is not None:
+                    return {"frame": await frame(), "value": hit.text}
+            elif "property" in until:
+                reply = await ask("get", path=until["node"], properties=[until["property"]])
+                if reply is not None:
+                    last["value"] = reply["values"].get(until["property"])
+                    if same(last["value"], until["equals"]):
+                        return {"frame": await frame(), "value": last["value"]}
+            else:
+                reply = await ask("tree", root=until["node"], depth=0, max_nodes=1)
+                if reply is not None:
+                    return {"frame": await frame()}
+            await anyio.sleep(FRAME_S)
+    raise Timeout(f"the condition was not met within {timeout:g} s", frame=await frame(), **last)
+
+
+async def wait_for_line(log: GameLog, since: int, min_level: str, wait: float) -> None:
+    """Return once the log holds a line after ``since`` at ``min_level`` or above, or after
+    ``wait`` seconds."""
+    with anyio.move_on_after(wait):
+        while not log.has_new(since, min_level):
+            await anyio.sleep(LOG_POLL_S)
