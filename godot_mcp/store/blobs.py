@@ -51,6 +51,23 @@ def block_digest(data: bytes | memoryview) -> bytes:
     return xxhash.xxh3_64_digest(data)
 
 
+@dataclass(frozen=True)
+class Blocks:
+    """A blob's block digests (8 bytes each) and the block size they were taken at (the
+    blob row's own: a store opened with another block size still reads older blobs)."""
+
+    digests: bytes
+    size: int
+
+
+def check_block_size(block_size: int) -> int:
+    """``block_size`` if it is a power of two from 4 KiB to 1 MiB: it then divides every
+    chunk that is staged or verified, so block digests line up with byte offsets."""
+    if not (4096 <= block_size <= CHUNK and block_size & (block_size - 1) == 0):
+        raise ValueError("block_size must be a power of two from 4 KiB to 1 MiB")
+    return block_size
+
+
 class StaleMark(Exception):
     """A read found the blob at another version than the one it was given (the object was
     written again): look again, and verify it in full, before serving it."""
@@ -178,7 +195,7 @@ class Blobs:
 
     def __init__(self, objects: ObjectStore, block_size: int = BLOCK_SIZE) -> None:
         self.objects = objects
-        self.block_size = block_size
+        self.block_size = check_block_size(block_size)
         mkdir_private(objects.staging)
 
     # -- writing -------------------------------------------------------------
@@ -222,21 +239,21 @@ class Blobs:
         return self.head(sha256, size) is not None
 
     def read(
-        self, sha256: str, offset: int, length: int, digests: bytes, version: Version
+        self, sha256: str, offset: int, length: int, blocks: Blocks, version: Version
     ) -> bytes:
         """``[offset, offset+length)`` out of one read of the whole blocks it touches, every
         block checked against its digest."""
         if length == 0:
             return b""
-        bs = self.block_size
+        bs = blocks.size
         first, last = offset // bs, (offset + length - 1) // bs
         data = self._range(sha256, first * bs, (last - first + 1) * bs, version)
-        return checked_range(data, first, offset, length, digests, bs, "in the blob store")
+        return checked_range(data, first, offset, length, blocks.digests, bs, "in the blob store")
 
-    def verify(self, sha256: str, digests: bytes, version: Version) -> bool:
+    def verify(self, sha256: str, blocks: Blocks, version: Version) -> bool:
         """True when every block of the blob (at ``version``) matches its recorded digest;
         False at the first that does not, or when the blob is gone."""
-        bs = self.block_size
+        bs, digests = check_block_size(blocks.size), blocks.digests
         index = 0
         try:
             for chunk in self._chunks(sha256, version):

@@ -108,19 +108,31 @@ class DirectoryObjects:
             raise StorageError(f"cannot read a blob: {exc.strerror or exc}") from None
 
     def head(self, name: str) -> Version | None:
-        """The file's version, or None when it is not there (a stat: cheap)."""
+        """The file's version, or None when it is not there (a stat: cheap). A file that
+        cannot be looked at raises: it never counts as missing."""
         try:
             return _version(self.path_of(name).stat())
-        except (OSError, NotFound):
+        except NotFound:
             return None
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot look at a blob: {exc.strerror or exc}") from None
 
     def delete(self, name: str) -> None:
-        """Remove a file (a stray directory with what is in it); missing is fine."""
+        """Remove a file (a stray directory with what is in it, a stray link itself, never
+        what it points to); missing is fine."""
         path = self.path_of(name)
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+        try:
+            self._inside(path)
+            if path.is_symlink() or not path.is_dir():
+                path.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StorageError(f"cannot remove a blob: {exc.strerror or exc}") from None
 
     def move_aside(self, name: str) -> None:
         """Move a file out of the served tree into the quarantine directory."""
@@ -128,37 +140,59 @@ class DirectoryObjects:
             os.replace(self.path_of(name), self.quarantine_dir / f"{name}.{secrets.token_hex(4)}")
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            raise StorageError(f"cannot set a blob aside: {exc.strerror or exc}") from None
+
+    def _inside(self, path: Path) -> None:
+        """Refuse a path whose directories (below the root) are links: removing through one
+        would reach outside the blob directory."""
+        for parent in path.relative_to(self.root).parents:
+            if parent != Path(".") and (self.root / parent).is_symlink():
+                raise StorageError("a blob path runs through a link")
 
     def list(self, area: Area) -> Iterator[Listed]:
         """Every entry of an area. In ``blobs``, a file where its SHA-256 says is named by it;
         anything else in the shard tree by its path, ``./ab/cd/x`` (a stray for the layer
-        above: never a SHA-256, even where a file of that name lies elsewhere)."""
-        if area == "quarantine":
-            for entry in sorted(self.quarantine_dir.iterdir()):
-                yield Listed(entry.name, _mtime_us(entry))
-            return
-        for first in sorted(self.root.iterdir()):
-            if first.name in _SKIPPED:
-                continue
-            if not first.is_dir():
-                yield Listed(f"./{first.name}", _mtime_us(first))
-                continue
-            for second in sorted(first.iterdir()):
-                if not second.is_dir():
-                    yield Listed(f"./{first.name}/{second.name}", _mtime_us(second))
+        above: never a SHA-256, even where a file of that name lies elsewhere). Links are
+        never followed: a link is itself the stray."""
+        try:
+            if area == "quarantine":
+                for entry in _entries(self.quarantine_dir):
+                    yield Listed(entry.name, _mtime_us(entry))
+                return
+            for first in _entries(self.root):
+                if first.name in _SKIPPED:
                     continue
-                for entry in sorted(second.iterdir()):
-                    name = entry.name
-                    placed = _is_sha256(name) and (name[:2], name[2:4]) == (first.name, second.name)
-                    shown = name if placed else f"./{first.name}/{second.name}/{name}"
-                    yield Listed(shown, _mtime_us(entry))
+                if not first.is_dir(follow_symlinks=False):
+                    yield Listed(f"./{first.name}", _mtime_us(first))
+                    continue
+                for second in _entries(Path(first.path)):
+                    if not second.is_dir(follow_symlinks=False):
+                        yield Listed(f"./{first.name}/{second.name}", _mtime_us(second))
+                        continue
+                    for entry in _entries(Path(second.path)):
+                        name = entry.name
+                        placed = (
+                            _is_sha256(name)
+                            and (name[:2], name[2:4]) == (first.name, second.name)
+                            and not entry.is_symlink()
+                        )
+                        shown = name if placed else f"./{first.name}/{second.name}/{name}"
+                        yield Listed(shown, _mtime_us(entry))
+        except OSError as exc:
+            raise StorageError(f"cannot list the blob store: {exc.strerror or exc}") from None
 
     def close(self) -> None:
         """Nothing to release for a directory."""
 
 
-def _mtime_us(path: Path) -> int:
+def _entries(path: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(path) as it:
+        return sorted(it, key=lambda e: e.name)
+
+
+def _mtime_us(entry: os.DirEntry[str]) -> int:
     try:
-        return path.lstat().st_mtime_ns // 1000
+        return entry.stat(follow_symlinks=False).st_mtime_ns // 1000
     except OSError:
         return 0

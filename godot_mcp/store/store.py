@@ -32,7 +32,14 @@ from godot_mcp.errors import (
 )
 from godot_mcp.store import shared, sqlite
 from godot_mcp.store.binding import check_owner, unknown
-from godot_mcp.store.blobs import BLOCK_SIZE, Blobs, StagedBlob, StaleMark, mkdir_private
+from godot_mcp.store.blobs import (
+    BLOCK_SIZE,
+    Blobs,
+    Blocks,
+    StagedBlob,
+    StaleMark,
+    mkdir_private,
+)
 from godot_mcp.store.db import (
     database_errors,
     make_engine,
@@ -78,9 +85,9 @@ class _DigestCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._data: OrderedDict[str, bytes] = OrderedDict()
+        self._data: OrderedDict[str, Blocks] = OrderedDict()
 
-    def get(self, sha: str) -> bytes | None:
+    def get(self, sha: str) -> Blocks | None:
         """The cached digests (now the most recently used), or None."""
         with self._lock:
             digests = self._data.get(sha)
@@ -88,7 +95,7 @@ class _DigestCache:
                 self._data.move_to_end(sha)
             return digests
 
-    def put(self, sha: str, digests: bytes) -> None:
+    def put(self, sha: str, digests: Blocks) -> None:
         """Cache ``digests``, evicting the least recently used beyond the limit."""
         with self._lock:
             self._data[sha] = digests
@@ -586,16 +593,19 @@ class ArtifactStore:
             self.withdraw(row.sha256, row.blob_born)
             raise unknown("artifact") from None
 
-    def _block_digests(self, sha: str) -> bytes:
+    def _block_digests(self, sha: str) -> Blocks:
         cached = self._digests.get(sha)
         if cached is not None:
             return cached
         with read_session(self.engine) as s:  # outside the cache's lock
-            digests = s.scalar(select(Blob.block_digests).where(Blob.sha256 == sha))
-        if digests is None:
+            row = s.execute(
+                select(Blob.block_digests, Blob.block_size).where(Blob.sha256 == sha)
+            ).first()
+        if row is None:
             raise NotFound("artifact not found")
-        self._digests.put(sha, digests)
-        return digests
+        blocks = Blocks(row.block_digests, row.block_size)
+        self._digests.put(sha, blocks)
+        return blocks
 
     def withdraw(self, sha: str, born: int | None = None) -> None:
         """Withdraw a blob whose bytes changed: artifacts stop resolving; bytes quarantined.

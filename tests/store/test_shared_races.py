@@ -11,7 +11,7 @@ import re
 import pytest
 
 from godot_mcp.errors import ConfigError, NotFound
-from godot_mcp.store.blobs import StaleMark, block_digest
+from godot_mcp.store.blobs import Blocks, StaleMark, block_digest
 from godot_mcp.store.models import Artifact
 from godot_mcp.store.objects import Version
 from godot_mcp.store.reconcile import reconcile
@@ -246,10 +246,12 @@ def test_no_early_return_leaves_an_s3_response_open(tmp_path, pg_server, s3_serv
         data = bytes(range(256)) * (4 << 20 >> 8)  # 4 MiB
         info = store.register(caller, gen, NewArtifact("image/png", data))
         sha = info.sha256
-        digests = b"".join(block_digest(data[i : i + bs]) for i in range(0, len(data), bs))
+        digests = Blocks(
+            b"".join(block_digest(data[i : i + bs]) for i in range(0, len(data), bs)), bs
+        )
         version = store.blobs.head(sha, len(data))
         assert version is not None and store.blobs.verify(sha, digests, version)
-        wrong = b"\0" * 8 + digests[8:]
+        wrong = Blocks(b"\0" * 8 + digests.digests[8:], bs)
         stale = Version(len(data), "another ETag")
         counts = []
         for _ in range(30):
