@@ -64,6 +64,8 @@ ensure() {
     if [ ! -x "$repo/.venv4/bin/python" ]; then
         inside python3 -m venv "$repo/.venv4"
     fi
+    # The distribution was called godot-mcp before 0.2.0: a venv made then drops that install.
+    inside "$repo/.venv4/bin/python" -m pip uninstall -q -y godot-mcp >/dev/null 2>&1 || true
     if ! inside "$repo/.venv4/bin/python" -m pip install -q --disable-pip-version-check \
             -e "$repo[test]" >"$log" 2>&1; then
         cat "$log" >&2

@@ -43,6 +43,10 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 log=.venv/install.log
+# The distribution was called godot-mcp before 0.2.0: a venv made then drops that install.
+if .venv/bin/python -m pip show -q godot-mcp >/dev/null 2>&1; then
+    .venv/bin/python -m pip uninstall -q -y godot-mcp >/dev/null 2>&1 || true
+fi
 if ! { .venv/bin/python -m pip install -q --disable-pip-version-check -U pip &&
        .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'; } >"$log" 2>&1; then
     cat "$log" >&2

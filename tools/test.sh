@@ -3,7 +3,8 @@
 #   Godot 3 lane: every test, the real-Godot ones on Godot 3.2 (host);
 #   Godot 4 lane: every real-Godot test again on Godot 4.6, inside the Debian sid root
 #                 (tools/godot4-root.sh), where the server and its tests run natively.
-# Arguments go to both pytest runs. GODOT_MCP_LANES=3 or =4 runs one lane.
+# The Godot 3 lane also builds the sdist and the wheel and installs the wheel into a bare venv
+# (tests/test_wheel.py). Arguments go to both pytest runs. GODOT_MCP_LANES=3 or =4 runs one lane.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lanes=${GODOT_MCP_LANES:-3 4}
