@@ -83,7 +83,20 @@ async def call(client: Client, tool: str, args: dict[str, Any] | None = None, **
     body = result.structured_content or {}
     if body.get("outcome") != "ok":
         raise SystemExit(f"demo: {tool} answered {body.get('outcome')}: {body.get('message')}")
+    images = [base64.b64decode(b.data) for b in result.content if b.type == "image"]
+    if images:
+        body["_image"] = images[0]  # the preview the model sees in the answer
     return body
+
+
+def save_preview(answer: dict, dest: Path) -> None:
+    """Save the image a capture answered (what the model saw), and say what it shows."""
+    preview = answer.get("preview")
+    if "_image" not in answer or preview is None:
+        raise SystemExit(f"demo: {dest.stem}: the capture answered no preview image")
+    dest.write_bytes(answer["_image"])
+    shown = f", frames {preview['frames']}" if "frames" in preview else ""
+    say(f"  {dest.name}: {preview['width']}x{preview['height']} in the answer itself{shown}")
 
 
 async def download(client: Client, artifact: dict, dest: Path) -> None:
@@ -167,18 +180,19 @@ async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, s
 
         session = (await call(client, "runtime.session.start"))["session"]
         say(f"game session {session['id'][:8]}… {session['state']} ({session['mode']})")
-        shot = (await call(client, "runtime.screenshot.capture", {"session_id": session["id"]}))[
-            "artifact"
-        ]
+        sid = session["id"]
+        shot_answer = await call(client, "runtime.screenshot.capture", {"session_id": sid})
+        shot = shot_answer["artifact"]
         await download(client, shot, out / "screenshot.png")
-        rec = (
-            await call(
-                client,
-                "runtime.recording.capture",
-                {"session_id": session["id"], "frames": 20, "fps": 10},
-            )
-        )["artifact"]
+        save_preview(shot_answer, out / "screenshot-preview.png")
+        rec_answer = await call(
+            client,
+            "runtime.recording.capture",
+            {"session_id": session["id"], "frames": 20, "fps": 10},
+        )
+        rec = rec_answer["artifact"]
         await download(client, rec, out / "recording.png")
+        save_preview(rec_answer, out / "contact-sheet.png")
         await runtime_loop(client, session["id"], out)
         stopped = await call(client, "runtime.session.stop", {"session_id": session["id"]})
         say(f"  session stopped: exit code {stopped['exit_code']}")

@@ -1,4 +1,4 @@
-"""Remake the README's pictures of the demo: docs/img/demo-screenshot.png and demo-recording.png.
+"""Remake the README's pictures of the demo: docs/img/demo-{screenshot,recording,contact-sheet}.png.
 
     GODOT_BIN=godot .venv4/bin/python tools/make_readme_images.py   # capture afresh (Godot 4)
     .venv/bin/python tools/make_readme_images.py --from demo-output   # reuse a demo run's files
@@ -8,10 +8,11 @@ The README's pictures come from Godot 4 (``examples/demo`` is a Godot 4 project:
 ``godot-mcp serve`` on examples/demo over stdio (a throw-away state dir),
 starts a windowed game session, captures a screenshot and a recording through the tools, reads
 both back through ``resources/read`` and checks their SHA-256, exactly as a client would. With
-``--from DIR`` it takes ``DIR/screenshot.png`` and ``DIR/recording.png`` (what ``tools/demo.py``
-saves) instead. Either way it writes small copies for the README: the screenshot about 640 px
-wide, the recording an animated PNG (APNG) about 480 px wide, both on one shared 256-colour
-palette so browsers and code hosts show them at a fraction of the size.
+``--from DIR`` it takes ``DIR/screenshot.png``, ``DIR/recording.png`` and ``DIR/contact-sheet.png``
+(what ``tools/demo.py`` saves) instead. The contact sheet is the image the recording's answer
+carries, exactly as the model sees it. Either way it writes small copies for the README: the
+screenshot about 640 px wide, the recording an animated PNG (APNG) about 480 px wide, each on a
+256-colour palette so browsers and code hosts show them at a fraction of the size.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ async def _call(client: Client, tool: str, args: dict) -> dict:
     return body
 
 
-async def capture(frames: int, fps: int) -> tuple[bytes, bytes]:
-    """A screenshot and a recording of examples/demo, taken by the real server."""
+async def capture(frames: int, fps: int) -> tuple[bytes, bytes, bytes]:
+    """A screenshot, a recording and its contact sheet (the image the recording's answer
+    carries) of examples/demo, taken by the real server."""
     with tempfile.TemporaryDirectory(prefix="godot-mcp-readme-") as state:
         argv = [sys.executable, "-m", "godot_mcp.cli.serve", "serve", "--project", str(PROJECT)]
         argv += ["--state-dir", state]
@@ -62,12 +64,16 @@ async def capture(frames: int, fps: int) -> tuple[bytes, bytes]:
             try:
                 await anyio.sleep(1.0)  # let the spinner get going
                 shot = await _call(client, "runtime_screenshot_capture", {"session_id": sid})
-                rec = await _call(
-                    client,
+                answer = await client.call_tool(
                     "runtime_recording_capture",
                     {"session_id": sid, "frames": frames, "fps": fps},
                 )
-                return await _read(client, shot["artifact"]), await _read(client, rec["artifact"])
+                rec = answer.structured_content or {}
+                if rec.get("outcome") != "ok":
+                    raise SystemExit(f"make_readme_images: the recording answered {rec}")
+                (sheet,) = [base64.b64decode(b.data) for b in answer.content if b.type == "image"]
+                shot_bytes = await _read(client, shot["artifact"])
+                return shot_bytes, await _read(client, rec["artifact"]), sheet
             finally:
                 await _call(client, "runtime_session_stop", {"session_id": sid})
 
@@ -95,8 +101,13 @@ def _palette(frames: list[Image.Image]) -> Image.Image:
     return sheet.quantize(256, method=Image.Quantize.MEDIANCUT)
 
 
-def write_images(shot: bytes, rec: bytes, out: Path, shot_width: int, rec_width: int) -> None:
+def write_images(
+    shot: bytes, rec: bytes, sheet: bytes, out: Path, shot_width: int, rec_width: int
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    contact = Image.open(io.BytesIO(sheet)).convert("RGB")
+    contact = contact.quantize(palette=_palette([contact]), dither=Image.Dither.NONE)
+    contact.save(out / "demo-contact-sheet.png", optimize=True)
     still = _small(Image.open(io.BytesIO(shot)).convert("RGB"), shot_width)
     still = still.quantize(palette=_palette([still]), dither=Image.Dither.NONE)
     still.save(out / "demo-screenshot.png", optimize=True)
@@ -117,7 +128,7 @@ def write_images(shot: bytes, rec: bytes, out: Path, shot_width: int, rec_width:
     check = Image.open(out / "demo-recording.png")
     if not (getattr(check, "is_animated", False) and check.n_frames == len(frames)):
         raise SystemExit("make_readme_images: the recording did not come out as an animated PNG")
-    for name in ("demo-screenshot.png", "demo-recording.png"):
+    for name in ("demo-screenshot.png", "demo-recording.png", "demo-contact-sheet.png"):
         path = out / name
         im = Image.open(path)
         shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
@@ -135,9 +146,10 @@ def main() -> int:
     if args.src:
         src = Path(args.src)
         shot, rec = (src / "screenshot.png").read_bytes(), (src / "recording.png").read_bytes()
+        sheet = (src / "contact-sheet.png").read_bytes()
     else:
-        shot, rec = anyio.run(capture, args.frames, args.fps)
-    write_images(shot, rec, Path(args.out), shot_width=640, rec_width=480)
+        shot, rec, sheet = anyio.run(capture, args.frames, args.fps)
+    write_images(shot, rec, sheet, Path(args.out), shot_width=640, rec_width=480)
     return 0
 
 

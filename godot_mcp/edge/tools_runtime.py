@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -13,7 +14,9 @@ from godot_mcp.edge.outcomes import answer_budget, fitting, ok
 from godot_mcp.edge.spec import ARTIFACT, INTEGER, NULL, STRING, Arg, Availability, Tool
 from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot import session as limits
+from godot_mcp.godot.game_args import MAX_ARG_CHARS, MAX_ARGS, check_game_args
 from godot_mcp.godot.gamelog import LEVELS, encode_cursor
+from godot_mcp.godot.preview import Preview
 from godot_mcp.runtime.games import Managed
 
 MODES = ("windowed", "headless")
@@ -37,7 +40,8 @@ def _session(m: Managed) -> dict[str, Any]:
 
 
 async def session_start(call: ToolCall) -> types.CallToolResult:
-    managed = await call.deps.games.start(call.caller, call.args["mode"], call.args["scene"])
+    a = call.args
+    managed = await call.deps.games.start(call.caller, a["mode"], a["scene"], a["args"])
     return ok(session=_session(managed))
 
 
@@ -51,16 +55,47 @@ async def session_stop(call: ToolCall) -> types.CallToolResult:
 
 
 async def screenshot(call: ToolCall) -> types.CallToolResult:
-    info = await call.deps.games.screenshot(call.caller, call.generation, call.args["session_id"])
-    return ok([resource_link(info)], artifact=artifact_dict(info))
+    a = call.args
+    info, preview = await call.deps.games.screenshot(
+        call.caller, call.generation, a["session_id"], a["preview_px"]
+    )
+    shown = None if preview is None else {"width": preview.width, "height": preview.height}
+    return ok([resource_link(info), *_image(preview)], artifact=artifact_dict(info), preview=shown)
 
 
 async def recording(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    info = await call.deps.games.record(
-        call.caller, call.generation, a["session_id"], a["frames"], a["fps"]
+    info, sheet = await call.deps.games.record(
+        call.caller, call.generation, a["session_id"], a["frames"], a["fps"], a["preview_px"]
     )
-    return ok([resource_link(info)], artifact=artifact_dict(info))
+    shown = None
+    if sheet is not None:
+        shown = {
+            "width": sheet.width,
+            "height": sheet.height,
+            "frames": list(sheet.frames),
+            "columns": sheet.columns,
+        }
+    return ok([resource_link(info), *_image(sheet)], artifact=artifact_dict(info), preview=shown)
+
+
+def _image(preview: Preview | None) -> list[types.ContentBlock]:
+    """The preview as an ``image`` block every host shows the model (none when not asked)."""
+    if preview is None:
+        return []
+    data = base64.b64encode(preview.png).decode("ascii")
+    return [types.ImageContent(data=data, mime_type="image/png")]
+
+
+def _preview_px(default: int, what: str) -> Arg:
+    return Arg(
+        "preview_px",
+        "integer",
+        f"{what}; 0 = none",
+        minimum=0,
+        maximum=MAX_PREVIEW_PX,
+        default=default,
+    )
 
 
 SESSION_ID = Arg("session_id", "string", "a game session id", required=True)
@@ -77,13 +112,48 @@ _SESSION = {
     "additionalProperties": False,
 }
 _CAPTURE = {"artifact": ARTIFACT}
+MAX_PREVIEW_PX = 1280
+_SIZE = {"width": INTEGER, "height": INTEGER}
+_SHOT = {
+    "artifact": ARTIFACT,
+    "preview": {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": _SIZE,
+                "required": ["width", "height"],
+                "additionalProperties": False,
+            },
+            NULL,
+        ]
+    },
+}
+_SHEET = {
+    "artifact": ARTIFACT,
+    "preview": {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {
+                    **_SIZE,
+                    "frames": {"type": "array", "items": INTEGER},
+                    "columns": INTEGER,
+                },
+                "required": ["width", "height", "frames", "columns"],
+                "additionalProperties": False,
+            },
+            NULL,
+        ]
+    },
+}
 
 TOOLS = [
     Tool(
         "runtime.session.start",
         "Start a game session",
         "Start the project's main scene (or a res:// scene) in a managed game session: "
-        "windowed (captures work) or headless. Launches a Godot process (about a second).",
+        "windowed (captures work) or headless, with the game's own args. Sessions run side "
+        "by side (a server and its clients). Launches a Godot process (about a second).",
         session_start,
         args=(
             Arg("mode", "string", choices=MODES, default="windowed"),
@@ -92,6 +162,16 @@ TOOLS = [
                 "string",
                 "res://path/to/scene.tscn; default the main scene",
                 schema_extra={"maxLength": 1024},
+            ),
+            Arg(
+                "args",
+                "array",
+                "the game's own arguments, after -- (Godot 4: OS.get_cmdline_user_args())",
+                default=[],
+                min_items=0,
+                max_items=MAX_ARGS,
+                schema_extra={"items": {"type": "string", "maxLength": MAX_ARG_CHARS}},
+                check=lambda value: check_game_args(value, 4),  # the engine's own at start
             ),
         ),
         answer={"session": _SESSION},
@@ -125,18 +205,21 @@ TOOLS = [
         "runtime.screenshot.capture",
         "Capture a screenshot",
         "Capture one PNG of what the engine drew into the root viewport of a windowed session, "
-        "as an artifact (read it as a resource). Tens of milliseconds at 1280x720.",
+        "as an artifact (read it as a resource), and show it in the answer as an image "
+        "downscaled to preview_px on its long edge. Tens of milliseconds at 1280x720.",
         screenshot,
-        args=(SESSION_ID,),
-        answer=_CAPTURE,
-        required=("artifact",),
+        args=(SESSION_ID, _preview_px(640, "long edge of the image shown in the answer")),
+        answer=_SHOT,
+        required=("artifact", "preview"),
         availability=_availability("windowed"),
     ),
     Tool(
         "runtime.recording.capture",
         "Capture a recording",
         f"Capture an animated PNG of frames at fps, at most {limits.MAX_RECORD_SECONDS} s of "
-        "game time, as an artifact. Takes frames/fps seconds of game time or more.",
+        "game time, as an artifact, and show a contact sheet of it in the answer: up to 16 "
+        "frames in a grid in time order, each labelled with its frame index. Takes "
+        "frames/fps seconds of game time or more.",
         recording,
         args=(
             SESSION_ID,
@@ -148,9 +231,10 @@ TOOLS = [
                 default=30,
             ),
             Arg("fps", "integer", minimum=limits.MIN_FPS, maximum=limits.MAX_FPS, default=10),
+            _preview_px(1024, "width of the contact sheet shown in the answer"),
         ),
-        answer=_CAPTURE,
-        required=("artifact",),
+        answer=_SHEET,
+        required=("artifact", "preview"),
         availability=_availability("windowed"),
     ),
 ]

@@ -166,8 +166,29 @@ func _handle(line: String) -> void:
 		_cmd_input(id, cmd)
 	elif name == "get" or name == "set" or name == "call":
 		_cmd_node(id, name, cmd)
+	elif name == "perf":
+		_cmd_perf(id)
 	else:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
+
+
+# The engine's own performance monitors, read at once; draw calls (3D and 2D) are null where
+# nothing draws.
+func _cmd_perf(id) -> void:
+	var draws = null
+	if not _headless:
+		draws = int(Performance.get_monitor(Performance.RENDER_DRAW_CALLS_IN_FRAME)
+			+ Performance.get_monitor(Performance.RENDER_2D_DRAW_CALLS_IN_FRAME))
+	_send({"id": id, "ok": true,
+		"fps": Performance.get_monitor(Performance.TIME_FPS),
+		"frame_ms": Performance.get_monitor(Performance.TIME_PROCESS) * 1000.0,
+		"physics_ms": Performance.get_monitor(Performance.TIME_PHYSICS_PROCESS) * 1000.0,
+		"memory_static_bytes": int(Performance.get_monitor(Performance.MEMORY_STATIC)),
+		"objects": int(Performance.get_monitor(Performance.OBJECT_COUNT)),
+		"nodes": int(Performance.get_monitor(Performance.OBJECT_NODE_COUNT)),
+		"orphan_nodes": int(Performance.get_monitor(Performance.OBJECT_ORPHAN_NODE_COUNT)),
+		"draw_calls": draws,
+		"frame": Engine.get_idle_frames()})
 
 
 func _fail(id, error: String, message: String) -> void:

@@ -245,8 +245,27 @@ func _handle(line: String) -> void:
 		_cmd_set(id, cmd)
 	elif name == "call":
 		_cmd_call(id, cmd)
+	elif name == "perf":
+		_cmd_perf(id)
 	else:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
+
+
+# The engine's own performance monitors, read at once; draw calls are null where nothing draws.
+func _cmd_perf(id: Variant) -> void:
+	var draws: Variant = null
+	if not _headless:
+		draws = int(Performance.get_monitor(Performance.RENDER_TOTAL_DRAW_CALLS_IN_FRAME))
+	_send({"id": id, "ok": true,
+		"fps": Performance.get_monitor(Performance.TIME_FPS),
+		"frame_ms": Performance.get_monitor(Performance.TIME_PROCESS) * 1000.0,
+		"physics_ms": Performance.get_monitor(Performance.TIME_PHYSICS_PROCESS) * 1000.0,
+		"memory_static_bytes": int(Performance.get_monitor(Performance.MEMORY_STATIC)),
+		"objects": int(Performance.get_monitor(Performance.OBJECT_COUNT)),
+		"nodes": int(Performance.get_monitor(Performance.OBJECT_NODE_COUNT)),
+		"orphan_nodes": int(Performance.get_monitor(Performance.OBJECT_ORPHAN_NODE_COUNT)),
+		"draw_calls": draws,
+		"frame": Engine.get_process_frames()})
 
 
 func _fail(id: Variant, error: String, message: String) -> void:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from godot_mcp.godot.game_errors import GameFailed
+from godot_mcp.godot.preview import Preview
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Chunks of the first frame carried over: they describe how every frame's pixels are read.
@@ -25,6 +26,7 @@ class Capture:
     height: int
     frames: int
     engine_ms: float
+    preview: Preview | None = None  # a recording's contact sheet, when one was asked for
 
 
 def png_size(path: Path) -> tuple[int, int]:

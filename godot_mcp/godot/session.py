@@ -11,6 +11,7 @@ no private path.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -37,6 +38,7 @@ from godot_mcp.godot.bridge import (
 from godot_mcp.godot.capture import Capture, assemble_apng, check_png
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.display import PrivateDisplay
+from godot_mcp.godot.game_args import check_game_args
 from godot_mcp.godot.game_errors import (
     BY_WORD,
     GameError,
@@ -48,11 +50,14 @@ from godot_mcp.godot.game_errors import (
 )
 from godot_mcp.godot.gamelog import Entry, GameLog
 from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
+from godot_mcp.godot.preview import Preview, contact_sheet
 from godot_mcp.godot.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.run import CannotStart, GodotRun, stop_run
 from godot_mcp.godot.tree import disk_full
 
 __all__ = ["Capture", "GameError", "GameRunner", "GameSession"]
+
+log = logging.getLogger(__name__)
 
 MODES = ("windowed", "headless")
 MIN_FRAMES, MAX_FRAMES = 2, 300
@@ -230,8 +235,15 @@ class GameSession:
             engine_ms=frame["ms"],
         )
 
-    async def record(self, frames: int, fps: int, timeout: float | None = None) -> Capture:
-        """``frames`` frames ``1/fps`` s of game time apart, as one looping APNG."""
+    async def record(
+        self,
+        frames: int,
+        fps: int,
+        timeout: float | None = None,
+        sheet: tuple[int, int] | None = None,
+    ) -> Capture:
+        """``frames`` frames ``1/fps`` s of game time apart, as one looping APNG; with
+        ``sheet`` (width, bytes at most), a contact sheet of them too (``godot/preview.py``)."""
         validate_recording(frames, fps)
         self._require_capturable()
         if timeout is None:
@@ -248,12 +260,13 @@ class GameSession:
             if any((i["width"], i["height"]) != (width, height) for i in infos):
                 raise GameFailed("the window was resized during the recording")
 
-            def check_and_assemble() -> None:  # up to 300 frames read whole: off the loop
+            def check_and_assemble() -> Preview | None:  # up to 300 frames: off the loop
                 for path, info in zip(paths, infos, strict=True):
                     check_png(path, info["width"], info["height"])
                 assemble_apng(paths, out, fps)
+                return _sheet(paths, sheet) if sheet is not None else None
 
-            await anyio.to_thread.run_sync(check_and_assemble)
+            preview = await anyio.to_thread.run_sync(check_and_assemble)
         except GameError as exc:
             out.unlink(missing_ok=True)
             raise self._explain(exc) from None
@@ -273,6 +286,7 @@ class GameSession:
             height=height,
             frames=frames,
             engine_ms=round(sum(info["ms"] for info in infos), 3),
+            preview=preview,
         )
 
     def _explain(self, exc: GameError) -> GameError:
@@ -491,8 +505,10 @@ class GameRunner:
         scene: str | None = None,
         timeout: float = 20,
         size: tuple[int, int] | None = None,
+        args: Sequence[str] = (),
     ) -> GameSession:
-        """Launch ``project`` with the bridge and wait until its scene is running."""
+        """Launch ``project`` with the bridge and wait until its scene is running; ``args``
+        go to the game after ``--`` (``godot/game_args.py``)."""
         if self._closed:
             raise GameFailed("the game runner is closed")
         if mode not in MODES:
@@ -520,6 +536,7 @@ class GameRunner:
             flags = ["--headless"] if inst.headless_needs_flag else []
         if availability != "available" or binary is None:
             raise GameUnavailable(availability.removeprefix("unavailable: "))
+        game_args = check_game_args(args, major)
 
         env: dict[str, str] = {}  # on top of the game's allow-list (godot/run.py)
         if os.environ.get("LANG", "C").split(".")[0] in ("", "C", "POSIX"):
@@ -534,15 +551,16 @@ class GameRunner:
 
         listener = await BridgeListener.open()
         env[SECRET_ENV] = listener.secret
-        args = [*flags, "--path", str(project), "--audio-driver", "Dummy"]
+        argv = [*flags, "--path", str(project), "--audio-driver", "Dummy"]
         if size is not None:
-            args += ["--resolution", f"{size[0]}x{size[1]}"]
-        args += ["--script", str(bridge_script(major)), "--", f"--mcp-port={listener.port}"]
+            argv += ["--resolution", f"{size[0]}x{size[1]}"]
+        argv += ["--script", str(bridge_script(major)), "--", f"--mcp-port={listener.port}"]
         if scene is not None:
-            args.append(f"--mcp-scene={scene}")
+            argv.append(f"--mcp-scene={scene}")
+        argv += game_args
         run = GodotRun(
             binary,
-            args,
+            argv,
             self.scratch_dir,
             extra_env=env,
             stdout=subprocess.PIPE,
@@ -635,6 +653,16 @@ def _is_noise(line: str) -> bool:
     text = line.strip()
     telling = engine_lines.level(text) != "print" or "parse error" in text.lower()
     return not telling or engine_lines.is_startup(text)
+
+
+def _sheet(paths: Sequence[Path], sheet: tuple[int, int]) -> Preview | None:
+    """The contact sheet of checked frames; None (logged) if Pillow cannot make it: the
+    recording itself stands without it."""
+    try:
+        return contact_sheet(paths, *sheet)
+    except Exception:
+        log.warning("the recording's contact sheet could not be made", exc_info=True)
+        return None
 
 
 def _frames(reply: dict[str, Any], count: int) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from godot_mcp.errors import (
 from godot_mcp.godot.capture import Capture
 from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
 from godot_mcp.godot.locate import headless_availability, windowed_availability
+from godot_mcp.godot.preview import Preview, downscale
 from godot_mcp.godot.session import GameRunner, GameSession, validate_recording
 from godot_mcp.godot.waiting import wait_for_line, wait_until
 from godot_mcp.runtime.context import Runtime
@@ -38,6 +39,16 @@ from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 MAX_EXITED = 16  # sessions that exited on their own kept (with their logs) per server
 
 log = logging.getLogger(__name__)
+
+
+def _item(capture: Capture) -> NewArtifact:
+    return NewArtifact(
+        capture.media_type,
+        capture.path,
+        frames=capture.frames,
+        width=capture.width,
+        height=capture.height,
+    )
 
 
 @dataclass
@@ -72,8 +83,11 @@ class GameService:
             windowed_availability(install) if mode == "windowed" else headless_availability(install)
         )
 
-    async def start(self, caller: Caller, mode: str, scene: str | None) -> Managed:
-        """Launch the project (or ``scene``) with the bridge; bound to ``caller``."""
+    async def start(
+        self, caller: Caller, mode: str, scene: str | None, args: Sequence[str] = ()
+    ) -> Managed:
+        """Launch the project (or ``scene``) with the bridge, ``args`` for the game; bound
+        to ``caller``. Sessions of one project run side by side up to the capacity."""
         why = self.availability(mode)
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
@@ -85,7 +99,7 @@ class GameService:
             )
         self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
         try:
-            game = await self.runner.start(self.rt.project, mode, scene)
+            game = await self.runner.start(self.rt.project, mode, scene, args=args)
         finally:
             self._starting -= 1
         if caller.session_id is not None and caller.session_id in self._ended:
@@ -137,33 +151,70 @@ class GameService:
         self.sessions.pop(session_id, None)  # stopped for good: nothing more to list
         return managed
 
-    async def screenshot(self, caller: Caller, generation: int, session_id: str) -> ArtifactInfo:
-        """One PNG of the root viewport, registered as an artifact."""
+    async def screenshot(
+        self, caller: Caller, generation: int, session_id: str, preview_px: int = 0
+    ) -> tuple[ArtifactInfo, Preview | None]:
+        """One PNG of the root viewport, registered as an artifact; with ``preview_px``, the
+        frame downscaled too, made while the artifact is being registered."""
         game = self.get(caller, session_id).game
         capture = await game.screenshot()
-        return await self._register(caller, generation, capture)
+        done: dict[str, Any] = {}
 
-    async def record(
-        self, caller: Caller, generation: int, session_id: str, frames: int, fps: int
-    ) -> ArtifactInfo:
-        """An animated PNG of ``frames`` frames at ``fps``, registered as an artifact."""
-        validate_recording(frames, fps)  # the arguments first, as for every tool
-        game = self.get(caller, session_id).game
-        capture = await game.record(frames, fps)
-        return await self._register(caller, generation, capture)
+        async def preview() -> None:
+            try:
+                done["preview"] = await anyio.to_thread.run_sync(
+                    downscale, capture.path, preview_px, self.preview_bytes
+                )
+            except Exception:  # the artifact stands without its preview
+                log.warning("a screenshot preview could not be made", exc_info=True)
 
-    async def _register(self, caller: Caller, generation: int, capture: Capture) -> ArtifactInfo:
-        item = NewArtifact(
-            capture.media_type,
-            capture.path,
-            frames=capture.frames,
-            width=capture.width,
-            height=capture.height,
-        )
+        async def register() -> None:
+            try:
+                done["info"] = await self.rt.blocking(
+                    self.rt.store.register, caller, generation, _item(capture)
+                )
+            except Exception as exc:
+                done["error"] = exc
+
         try:
-            return await self.rt.blocking(self.rt.store.register, caller, generation, item)
+            async with anyio.create_task_group() as group:
+                if preview_px > 0:
+                    group.start_soon(preview)
+                group.start_soon(register)
         finally:
             Path(capture.path).unlink(missing_ok=True)
+        if "error" in done:
+            raise done["error"]
+        return done["info"], done.get("preview")
+
+    async def record(
+        self,
+        caller: Caller,
+        generation: int,
+        session_id: str,
+        frames: int,
+        fps: int,
+        preview_px: int = 0,
+    ) -> tuple[ArtifactInfo, Preview | None]:
+        """An animated PNG of ``frames`` frames at ``fps``, registered as an artifact; with
+        ``preview_px``, a contact sheet of its frames at most that wide."""
+        validate_recording(frames, fps)  # the arguments first, as for every tool
+        game = self.get(caller, session_id).game
+        sheet = (preview_px, self.preview_bytes) if preview_px > 0 else None
+        capture = await game.record(frames, fps, sheet=sheet)
+        try:
+            info = await self.rt.blocking(
+                self.rt.store.register, caller, generation, _item(capture)
+            )
+        finally:
+            Path(capture.path).unlink(missing_ok=True)
+        return info, capture.preview
+
+    @property
+    def preview_bytes(self) -> int:
+        """The most a preview PNG may take: it goes into the answer as base64, which holds
+        at most ``max_output_bytes`` of JSON with room for the rest of the answer."""
+        return (self.rt.store.limits.max_output_bytes - 4096) * 3 // 4
 
     async def command(self, caller: Caller, session_id: str, cmd: str, **args: Any) -> dict:
         """One bridge command on the caller's session (tree, time, input), typed errors."""

@@ -36,6 +36,7 @@ SHIPPED = {
     "runtime.node.set",
     "runtime.node.call",
     "runtime.wait",
+    "runtime.perf.read",
     "project.check",
 }
 

@@ -26,6 +26,7 @@ READ_ONLY = {
     "runtime.scene.tree",
     "runtime.node.get",
     "runtime.wait",
+    "runtime.perf.read",
     "project.check",
 }
 DESTRUCTIVE = {

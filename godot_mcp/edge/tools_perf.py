@@ -1,0 +1,46 @@
+"""runtime.perf.read: a running game's performance at a glance, from the engine's monitors."""
+
+from __future__ import annotations
+
+from mcp import types
+
+from godot_mcp.edge.deps import ToolCall
+from godot_mcp.edge.outcomes import ok
+from godot_mcp.edge.spec import INTEGER, NULL, Tool
+from godot_mcp.edge.tools_runtime import SESSION_ID
+
+_NUMBER = {"type": "number"}
+FIELDS = {
+    "fps": _NUMBER,
+    "frame_ms": _NUMBER,
+    "physics_ms": _NUMBER,
+    "memory_static_bytes": INTEGER,
+    "objects": INTEGER,
+    "nodes": INTEGER,
+    "orphan_nodes": INTEGER,
+    "draw_calls": {"anyOf": [INTEGER, NULL]},
+    "frame": INTEGER,
+}
+
+
+async def perf_read(call: ToolCall) -> types.CallToolResult:
+    reply = await call.deps.games.command(call.caller, call.args["session_id"], "perf")
+    return ok(**{name: reply.get(name) for name in FIELDS})
+
+
+TOOLS = [
+    Tool(
+        "runtime.perf.read",
+        "Read a game's performance",
+        "The engine's own performance monitors, read at one frame in one round trip: fps, "
+        "frame_ms (process time), physics_ms, memory_static_bytes, objects, nodes, "
+        "orphan_nodes, draw_calls (null where nothing draws, e.g. headless) and the frame "
+        "they were read at.",
+        perf_read,
+        args=(SESSION_ID,),
+        answer=FIELDS,
+        required=tuple(FIELDS),
+        read_only=True,
+        idempotent=True,
+    ),
+]

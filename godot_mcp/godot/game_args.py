@@ -1,0 +1,123 @@
+"""A game's own arguments: checked, then passed after ``--``, never to the engine.
+
+Godot 4 keeps everything after ``--`` for the game (``OS.get_cmdline_user_args()``). Godot 3
+has no such boundary: it still reads its own options anywhere on the line, and takes an
+argument ending in ``project.godot`` as another project and one naming a scene file as the
+scene to run. So on Godot 3 those are refused by name rather than letting a game argument
+reconfigure the engine (``--script``, ``--path``, ``--export``, ``--remote-debug`` ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from godot_mcp.godot.game_errors import GameInvalid
+
+MAX_ARGS = 32
+MAX_ARG_CHARS = 256
+BRIDGE_PREFIX = "--mcp-"  # the bridge's own arguments
+
+# What Godot 3.x reads wherever it stands on the command line: its --help (the editor build's,
+# 3.2 to 3.6) and the options it reads without listing them.
+GODOT3_OPTIONS = frozenset(
+    [
+        "-h",
+        "--help",
+        "--version",
+        "-v",
+        "--verbose",
+        "--quiet",
+        "-e",
+        "--editor",
+        "-p",
+        "--project-manager",
+        "-q",
+        "--quit",
+        "-l",
+        "--language",
+        "--path",
+        "-u",
+        "--upwards",
+        "--main-pack",
+        "--render-thread",
+        "--remote-fs",
+        "--remote-fs-password",
+        "--audio-driver",
+        "--video-driver",
+        "--tablet-driver",
+        "-f",
+        "--fullscreen",
+        "-m",
+        "--maximized",
+        "-w",
+        "--windowed",
+        "-t",
+        "--always-on-top",
+        "--resolution",
+        "--position",
+        "--low-dpi",
+        "--no-window",
+        "--enable-vsync-via-compositor",
+        "--disable-vsync-via-compositor",
+        "--enable-delta-smoothing",
+        "--disable-delta-smoothing",
+        "-d",
+        "--debug",
+        "-b",
+        "--breakpoints",
+        "--profiling",
+        "--remote-debug",
+        "--debug-collisions",
+        "--debug-navigation",
+        "--frame-delay",
+        "--time-scale",
+        "--disable-render-loop",
+        "--disable-crash-handler",
+        "--fixed-fps",
+        "--print-fps",
+        "-s",
+        "--script",
+        "--check-only",
+        "--export",
+        "--export-debug",
+        "--export-pack",
+        "--doctool",
+        "--no-docbase",
+        "--build-solutions",
+        "--gdnative-generate-json-api",
+        "--test",
+        "--allow_focus_steal_pid",
+    ]
+)
+GODOT3_FILES = ("project.godot", ".scn", ".tscn", ".escn", ".res", ".tres")
+
+
+def check_game_args(args: Sequence[str], major: int | None) -> list[str]:
+    """``args`` if a game may be given them on this engine; else ``GameInvalid`` naming the
+    first that may not be, and why."""
+    if not isinstance(args, list | tuple):
+        raise GameInvalid("args must be a list of strings")
+    if len(args) > MAX_ARGS:
+        raise GameInvalid(f"args holds {len(args)} items; at most {MAX_ARGS}")
+    for i, arg in enumerate(args):
+        what = f"args[{i}]"
+        if not isinstance(arg, str):
+            raise GameInvalid(f"{what} must be a string")
+        if len(arg) > MAX_ARG_CHARS:
+            raise GameInvalid(f"{what} is {len(arg)} characters; at most {MAX_ARG_CHARS}")
+        if "\0" in arg:
+            raise GameInvalid(f"{what} holds a NUL character")
+        if arg.startswith(BRIDGE_PREFIX):
+            raise GameInvalid(f"{what} begins with {BRIDGE_PREFIX}, which the server's bridge uses")
+        if (major or 3) < 4:
+            if arg in GODOT3_OPTIONS:
+                raise GameInvalid(
+                    f"{what} {arg!r} is an option Godot 3 reads itself, even after --; "
+                    "spell it another way (e.g. with =value)"
+                )
+            if arg.lower().endswith(GODOT3_FILES):
+                raise GameInvalid(
+                    f"{what} names a project or scene file, which Godot 3 would load itself; "
+                    "use scene= for the scene"
+                )
+    return list(args)

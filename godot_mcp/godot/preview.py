@@ -1,0 +1,127 @@
+"""Previews a model sees in the answer itself: a downscaled frame, a recording's contact sheet.
+
+A preview is a PNG of at most ``max_px`` on its long edge (a frame) or across (a sheet),
+never larger than ``max_bytes`` once encoded (it goes into the answer as base64): when a noisy
+frame encodes bigger, it is scaled down again until it fits. Frames are never scaled up.
+Pure image work on Pillow; callers run it on a worker thread.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+MAX_CELLS = 16
+LABEL_PX = 12  # the strip under each cell that names its frame index
+GAP_PX = 2
+_SHRINK = 0.75  # how much smaller each try is when an encoded preview does not fit
+_MIN_PX = 16
+_FAST = 1  # zlib level: previews are thrown away after one answer, speed matters more
+
+
+@dataclass(frozen=True)
+class Preview:
+    """An encoded preview PNG, its size, and for a sheet the frames its cells show."""
+
+    png: bytes
+    width: int
+    height: int
+    frames: tuple[int, ...] = ()
+    columns: int = 0
+    cells: tuple[tuple[int, int, int, int], ...] = field(default=(), repr=False)
+
+
+def downscale(path: Path, max_px: int, max_bytes: int) -> Preview:
+    """The PNG at ``path`` scaled to at most ``max_px`` on its long edge."""
+    with Image.open(path) as image:
+        frame = _rgb(image)
+    edge = max(frame.size)
+    target = min(max_px, edge)
+    while True:
+        scale = target / edge
+        size = (max(1, round(frame.width * scale)), max(1, round(frame.height * scale)))
+        shown = frame if size == frame.size else _resize(frame, size)
+        png = _encode(shown)
+        if len(png) <= max_bytes or target <= _MIN_PX:
+            return Preview(png, shown.width, shown.height)
+        target = max(_MIN_PX, int(target * _SHRINK))
+
+
+def sheet_frames(count: int) -> list[int]:
+    """The indices a contact sheet of ``count`` frames shows: all of them up to 16, else 16
+    evenly spaced from the first to the last, in time order."""
+    if count <= MAX_CELLS:
+        return list(range(count))
+    return [round(i * (count - 1) / (MAX_CELLS - 1)) for i in range(MAX_CELLS)]
+
+
+def sheet_columns(cells: int) -> int:
+    """Columns of a sheet of ``cells`` cells: as square a grid as fits them."""
+    return max(1, math.ceil(math.sqrt(cells)))
+
+
+def contact_sheet(paths: Sequence[Path], max_px: int, max_bytes: int) -> Preview:
+    """A grid of the frames at ``paths`` (or 16 evenly spaced), left to right then top to
+    bottom, each cell labelled under it with its frame index; at most ``max_px`` wide."""
+    shown = sheet_frames(len(paths))
+    columns = sheet_columns(len(shown))
+    rows = math.ceil(len(shown) / columns)
+    with Image.open(paths[0]) as first:
+        frame_w, frame_h = first.size
+    width = min(max_px, columns * frame_w + (columns - 1) * GAP_PX)
+    while True:
+        cell_w = max(1, (width - (columns - 1) * GAP_PX) // columns)
+        cell_h = max(1, round(frame_h * cell_w / frame_w))
+        sheet, cells = _lay_out(paths, shown, columns, rows, (cell_w, cell_h))
+        png = _encode(sheet)
+        if len(png) <= max_bytes or cell_w <= _MIN_PX:
+            return Preview(png, sheet.width, sheet.height, tuple(shown), columns, cells)
+        width = int(width * _SHRINK)
+
+
+def _lay_out(
+    paths: Sequence[Path],
+    shown: Sequence[int],
+    columns: int,
+    rows: int,
+    cell: tuple[int, int],
+) -> tuple[Image.Image, tuple[tuple[int, int, int, int], ...]]:
+    cell_w, cell_h = cell
+    pitch_x, pitch_y = cell_w + GAP_PX, cell_h + LABEL_PX + GAP_PX
+    sheet = Image.new("RGB", (columns * pitch_x - GAP_PX, rows * pitch_y - GAP_PX), (24, 24, 24))
+    draw = ImageDraw.Draw(sheet)
+    font = ImageFont.load_default()
+    boxes = []
+    for n, index in enumerate(shown):
+        x, y = (n % columns) * pitch_x, (n // columns) * pitch_y
+        with Image.open(paths[index]) as image:
+            frame = _rgb(image)
+        sheet.paste(_resize(frame, (cell_w, cell_h)) if frame.size != cell else frame, (x, y))
+        boxes.append((x, y, cell_w, cell_h))
+        draw.text((x + 2, y + cell_h), str(index), fill=(230, 230, 230), font=font)
+    return sheet, tuple(boxes)
+
+
+def _rgb(image: Image.Image) -> Image.Image:
+    image.load()
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def _resize(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """A box average when the scale is a whole factor (fast, exact), else Pillow's bilinear
+    resize after a whole-pixel reduction."""
+    factor = image.width // size[0]
+    if factor > 1 and image.width == size[0] * factor and image.height == size[1] * factor:
+        return image.reduce(factor)
+    return image.resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0)
+
+
+def _encode(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG", compress_level=_FAST)
+    return out.getvalue()
