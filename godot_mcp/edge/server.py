@@ -24,9 +24,15 @@ log = logging.getLogger(__name__)
 
 def shipped_tools() -> list[Tool]:
     """Every tool the shipped server offers."""
-    from godot_mcp.edge import tools_check, tools_core, tools_export, tools_runtime
+    from godot_mcp.edge import tools_api, tools_check, tools_core, tools_export, tools_runtime
 
-    return [*tools_core.TOOLS, *tools_runtime.TOOLS, *tools_export.TOOLS, *tools_check.TOOLS]
+    return [
+        *tools_core.TOOLS,
+        *tools_runtime.TOOLS,
+        *tools_export.TOOLS,
+        *tools_check.TOOLS,
+        *tools_api.TOOLS,
+    ]
 
 
 def bounded(result: types.CallToolResult, limit: int) -> types.CallToolResult:

@@ -37,6 +37,7 @@ SHIPPED = {
     "runtime.node.call",
     "runtime.wait",
     "project.check",
+    "project.api",
 }
 
 

@@ -27,6 +27,7 @@ READ_ONLY = {
     "runtime.node.get",
     "runtime.wait",
     "project.check",
+    "project.api",
 }
 DESTRUCTIVE = {
     "project.reload",
