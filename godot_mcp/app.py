@@ -55,6 +55,7 @@ async def open_app(
     extra_tools: Sequence[Tool] = (),
 ) -> AsyncIterator[App]:
     """Open the store, reconcile it, start services, build the server; clean up on exit."""
+    from godot_mcp.runtime.api import ApiService
     from godot_mcp.runtime.checks import CheckService
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
@@ -87,6 +88,7 @@ async def open_app(
             games=GameService(runtime),
             exports=exports,
             checks=CheckService(runtime, exports),
+            api=ApiService(runtime),
             names=settings.tool_names,
             releases=Releases(store, launch_id) if launch_id is not None else None,
         )

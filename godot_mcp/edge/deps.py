@@ -18,6 +18,7 @@ from godot_mcp.store.values import Caller, Limits
 
 if TYPE_CHECKING:
     from godot_mcp.edge.spec import NameStyle, Tools
+    from godot_mcp.runtime.api import ApiService
     from godot_mcp.runtime.checks import CheckService
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
@@ -37,6 +38,7 @@ class ServerDeps:
     games: GameService
     exports: ExportService
     checks: CheckService
+    api: ApiService
     names: NameStyle = "underscore"
     tools: Tools | None = field(default=None)
     releases: Releases | None = None  # HTTP only: ended sessions' artifacts

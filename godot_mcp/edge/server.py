@@ -24,7 +24,14 @@ log = logging.getLogger(__name__)
 
 def shipped_tools() -> list[Tool]:
     """Every tool the shipped server offers."""
-    from godot_mcp.edge import tools_check, tools_core, tools_export, tools_perf, tools_runtime
+    from godot_mcp.edge import (
+        tools_api,
+        tools_check,
+        tools_core,
+        tools_export,
+        tools_perf,
+        tools_runtime,
+    )
 
     return [
         *tools_core.TOOLS,
@@ -32,6 +39,7 @@ def shipped_tools() -> list[Tool]:
         *tools_perf.TOOLS,
         *tools_export.TOOLS,
         *tools_check.TOOLS,
+        *tools_api.TOOLS,
     ]
 
 

@@ -135,5 +135,10 @@ class StoreLayout:
         return self.state_dir / "scratch"
 
     @property
+    def api_dir(self) -> Path:
+        """The engines' class references, one dir per exact engine version."""
+        return self.state_dir / "api"
+
+    @property
     def lock_path(self) -> Path:
         return self.state_dir / "blobs.lock"

@@ -38,6 +38,7 @@ SHIPPED = {
     "runtime.wait",
     "runtime.perf.read",
     "project.check",
+    "project.api",
 }
 
 

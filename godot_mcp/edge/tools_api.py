@@ -1,0 +1,106 @@
+"""``project.api``: the engine's own class reference, as the engine this server runs has it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp import types
+
+from godot_mcp.edge.deps import ServerDeps, ToolCall
+from godot_mcp.edge.outcomes import answer_budget, fitting, tool_result
+from godot_mcp.edge.spec import NULL, STRING, Arg, Tool
+from godot_mcp.godot.api import KINDS, MAX_NAME
+
+
+async def project_api(call: ToolCall) -> types.CallToolResult:
+    answer = await call.deps.api.lookup(call.args["class"], call.args["member"])
+    members = answer.get("members")
+    if isinstance(members, dict):
+        answer["members"], answer["truncated"] = _fit(members, answer_budget(call))
+    return tool_result({"outcome": "ok", **answer})
+
+
+def _fit(members: dict[str, list[str]], budget: int) -> tuple[dict[str, list[str]], bool]:
+    """Every kind's names, each list cut (never a name) to share ``budget`` bytes of JSON."""
+    kept: dict[str, list[str]] = {}
+    truncated = False
+    left = budget
+    for kind, names in sorted(members.items(), key=lambda kv: len(kv[1])):  # small lists whole
+        share = left // max(len(members) - len(kept), 1)
+        n = fitting(names, share)
+        kept[kind] = names[:n]
+        truncated |= n < len(names)
+        left -= len(",".join(f'"{x}"' for x in names[:n])) + 2
+    return {kind: kept[kind] for kind in members}, truncated
+
+
+def availability(deps: ServerDeps) -> str:
+    return deps.api.availability()
+
+
+_NAMES = {"type": "array", "items": STRING}
+_MEMBERS = {
+    "type": "object",
+    "properties": {kind: _NAMES for kind in KINDS},
+    "required": list(KINDS),
+    "additionalProperties": False,
+}
+_MEMBER = {
+    "type": "object",
+    "properties": {
+        "name": STRING,
+        "kind": {"enum": ["method", "property", "signal", "constant", "theme_item"]},
+        "signature": STRING,
+        "description": {"anyOf": [STRING, NULL]},
+        "defined_in": STRING,
+    },
+    "required": ["name", "kind", "signature", "description", "defined_in"],
+    "additionalProperties": False,
+}
+_NAME: dict[str, Any] = {"maxLength": MAX_NAME}
+
+TOOLS = [
+    Tool(
+        "project.api",
+        "Look up the engine's own API",
+        "What the engine this server runs says of a class, or of one member of it (a method, "
+        "property, signal, constant or theme item), from the engine's own class reference "
+        "(dumped once per engine version with its --doctool, then kept; never the network), "
+        "so answers match the version the game runs: Godot 3's Label.margin_left is "
+        "Godot 4's offset_left. A class answers inherits (its ancestors, nearest first) and "
+        "members: its own names by kind (ask an ancestor for its own); truncated when lists "
+        "were cut to fit. A member answers member: kind, signature (as the reference writes "
+        "it: 'void add_child(node: Node, ...)', 'offset_left: float = 0.0'), description "
+        "(its first paragraph, plain text; null where the engine has none) and defined_in, "
+        "the class along the inheritance chain that declares it. An unknown class or member "
+        "is not_found with close_names (up to 5: did you mean). The first call dumps the "
+        "reference (seconds); later ones take milliseconds.",
+        project_api,
+        args=(
+            Arg(
+                "class",
+                "string",
+                "a class name: Label, Node2D, @GlobalScope",
+                required=True,
+                schema_extra=_NAME,
+            ),
+            Arg(
+                "member",
+                "string",
+                "a method, property, signal, constant or theme item of it or its ancestors",
+                schema_extra=_NAME,
+            ),
+        ),
+        answer={
+            "class": STRING,
+            "inherits": _NAMES,
+            "members": _MEMBERS,
+            "truncated": {"type": "boolean"},
+            "member": _MEMBER,
+        },
+        required=("class", "inherits"),
+        read_only=True,
+        idempotent=True,
+        availability=availability,
+    ),
+]
