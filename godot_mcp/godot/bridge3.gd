@@ -172,6 +172,25 @@ func _handle(line: String) -> void:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
 
 
+# The pixels as they are (8-bit RGB or RGBA only): the server makes its preview from them
+# without decoding the PNG again. "" when the image is another format or the write failed.
+func _save_raw(image: Image, path: String) -> String:
+	var mode := ""
+	if image.get_format() == Image.FORMAT_RGBA8:
+		mode = "RGBA"
+	elif image.get_format() == Image.FORMAT_RGB8:
+		mode = "RGB"
+	if mode == "":
+		return ""
+	var file := File.new()
+	if file.open(path, File.WRITE) != OK:
+		return ""
+	file.store_buffer(image.get_data())
+	var failed := file.get_error() != OK
+	file.close()
+	return "" if failed else mode
+
+
 # The engine's own performance monitors, read at once; draw calls (3D and 2D) are null where
 # nothing draws.
 func _cmd_perf(id) -> void:
@@ -781,9 +800,14 @@ func _begin_capture(id, name: String, cmd: Dictionary) -> void:
 	if paths.empty() or fps <= 0.0:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "nothing to capture"})
 		return
+	var raw_path := str(cmd.get("raw_path", "")) if name == "screenshot" else ""
+	if raw_path != "" and not raw_path.is_abs_path():
+		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "capture paths must be absolute"})
+		return
 	_job = {
 		"id": id,
 		"paths": paths,
+		"raw_path": raw_path,
 		"interval_us": int(1000000.0 / fps),
 		"next_us": 0,
 		"frames": [],
@@ -808,19 +832,32 @@ func _on_frame_post_draw() -> void:
 		_finish_capture({"ok": false, "error": "unavailable", "message": "the viewport has no image"})
 		return
 	image.flip_y()
+	if _job["raw_path"] != "" and image.get_format() != Image.FORMAT_RGBA8 \
+			and image.get_format() != Image.FORMAT_RGB8:
+		# As save_png converts a float viewport image (GLES3's RGBAH), once, so the PNG and the
+		# raw pixels come from one 8-bit image.
+		if image.detect_alpha() != Image.ALPHA_NONE:
+			image.convert(Image.FORMAT_RGBA8)
+		else:
+			image.convert(Image.FORMAT_RGB8)
 	var grabbed := OS.get_ticks_usec()
 	var err := image.save_png(_job["paths"][index])
 	var saved := OS.get_ticks_usec()
 	if err != OK:
 		_finish_capture({"ok": false, "error": "failed", "message": "could not save frame (error %d)" % err})
 		return
-	_job["frames"].append({
+	var frame := {
 		"width": image.get_width(),
 		"height": image.get_height(),
 		"grab_ms": (grabbed - t0) / 1000.0,
 		"save_ms": (saved - grabbed) / 1000.0,
 		"at_ms": (t0 - _job["start_us"]) / 1000.0,
-	})
+	}
+	if _job["raw_path"] != "":
+		var mode := _save_raw(image, _job["raw_path"])
+		if mode != "":
+			frame["raw"] = mode
+	_job["frames"].append(frame)
 	if _job["next_us"] == 0:
 		_job["next_us"] = t0
 	_job["next_us"] += _job["interval_us"]

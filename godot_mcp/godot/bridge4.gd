@@ -69,6 +69,7 @@ class CaptureJob:
 	var next_us: int = 0
 	var frames: Array = []
 	var start_us: int = 0
+	var raw_path: String = ""  # a screenshot's pixels, as they are, for the server's preview
 
 
 # One input command: its events, applied in order, one event (or one frame of waiting) a frame.
@@ -1388,9 +1389,14 @@ func _begin_capture(id: Variant, name: String, cmd: Dictionary) -> void:
 	if paths.is_empty() or fps <= 0.0:
 		_fail(id, "invalid_argument", "nothing to capture")
 		return
+	var raw_path: String = str(cmd.get("raw_path", "")) if name == "screenshot" else ""
+	if raw_path != "" and not raw_path.is_absolute_path():
+		_fail(id, "invalid_argument", "capture paths must be absolute")
+		return
 	var job: CaptureJob = CaptureJob.new()
 	job.id = id
 	job.paths = paths
+	job.raw_path = raw_path
 	job.interval_us = int(1000000.0 / fps)
 	job.start_us = Time.get_ticks_usec()
 	_job = job
@@ -1428,18 +1434,42 @@ func _on_frame_post_draw() -> void:
 		_finish_capture({"ok": false, "error": "failed",
 			"message": "could not save frame (error %d)" % err})
 		return
-	_job.frames.append({
+	var frame: Dictionary = {
 		"width": image.get_width(),
 		"height": image.get_height(),
 		"grab_ms": (grabbed - t0) / 1000.0,
 		"save_ms": (saved - grabbed) / 1000.0,
 		"at_ms": (t0 - _job.start_us) / 1000.0,
-	})
+	}
+	if _job.raw_path != "":
+		var mode: String = _save_raw(image, _job.raw_path)
+		if mode != "":
+			frame["raw"] = mode
+	_job.frames.append(frame)
 	if _job.next_us == 0:
 		_job.next_us = t0
 	_job.next_us += _job.interval_us
 	if _job.frames.size() >= _job.paths.size():
 		_finish_capture({"ok": true, "frames": _job.frames})
+
+
+# The pixels as they are (8-bit RGB or RGBA only): the server makes its preview from them
+# without decoding the PNG again. "" when the image is another format or the write failed.
+func _save_raw(image: Image, path: String) -> String:
+	var mode: String = ""
+	if image.get_format() == Image.FORMAT_RGBA8:
+		mode = "RGBA"
+	elif image.get_format() == Image.FORMAT_RGB8:
+		mode = "RGB"
+	if mode == "":
+		return ""
+	var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
+	if file == null:
+		return ""
+	file.store_buffer(image.get_data())
+	var failed: bool = file.get_error() != OK
+	file.close()
+	return "" if failed else mode
 
 
 # An HDR 2D viewport (4.2+) renders linear values into a float image; saved as they are, the PNG

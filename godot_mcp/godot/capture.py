@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from godot_mcp.godot.game_errors import GameFailed
-from godot_mcp.godot.preview import Preview
+from godot_mcp.godot.preview import Preview, RawFrame
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # Chunks of the first frame carried over: they describe how every frame's pixels are read.
@@ -18,7 +18,8 @@ _BEFORE_IDAT = frozenset({b"PLTE", b"tRNS", b"gAMA", b"cHRM", b"sRGB", b"iCCP", 
 
 @dataclass(frozen=True)
 class Capture:
-    """A capture written to a temp file in the caller's scratch dir; the caller deletes it."""
+    """A capture written to a temp file in the caller's scratch dir; the caller deletes it
+    (and its ``raw`` pixels)."""
 
     path: Path
     media_type: str
@@ -27,6 +28,7 @@ class Capture:
     frames: int
     engine_ms: float
     preview: Preview | None = None  # a recording's contact sheet, when one was asked for
+    raw: RawFrame | None = None  # a screenshot's pixels, when asked for; the caller deletes it
 
 
 def png_size(path: Path) -> tuple[int, int]:

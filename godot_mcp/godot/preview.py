@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import math
+import mmap
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +23,8 @@ LABEL_PX = 12  # the strip under each cell that names its frame index
 GAP_PX = 2
 _SHRINK = 0.75  # how much smaller each try is when an encoded preview does not fit
 _MIN_PX = 16
+_GAP = (110, 110, 110)  # between cells: a frame's own dark edges stay apart
+_STRIP = (16, 16, 16)  # under a cell, behind its label
 _FAST = 1  # zlib level: previews are thrown away after one answer, speed matters more
 
 
@@ -36,16 +40,31 @@ class Preview:
     cells: tuple[tuple[int, int, int, int], ...] = field(default=(), repr=False)
 
 
-def downscale(path: Path, max_px: int, max_bytes: int) -> Preview:
-    """The PNG at ``path`` scaled to at most ``max_px`` on its long edge."""
-    with Image.open(path) as image:
-        frame = _rgb(image)
+@dataclass(frozen=True)
+class RawFrame:
+    """A frame's pixels as the engine holds them (8-bit ``RGB`` or ``RGBA``, rows top down)."""
+
+    path: Path
+    mode: str
+    width: int
+    height: int
+
+
+def downscale(path: Path, max_px: int, max_bytes: int, raw: RawFrame | None = None) -> Preview:
+    """The PNG at ``path`` scaled to at most ``max_px`` on its long edge; from ``raw``, the
+    same frame's pixels, when the engine wrote them (no PNG to decode: most of the cost)."""
+    frame = _from_raw(raw) if raw is not None else None
+    if frame is None:
+        with Image.open(path) as image:
+            frame = _rgb(image)
     edge = max(frame.size)
     target = min(max_px, edge)
     while True:
         scale = target / edge
         size = (max(1, round(frame.width * scale)), max(1, round(frame.height * scale)))
         shown = frame if size == frame.size else _resize(frame, size)
+        if shown.mode != "RGB":
+            shown = shown.convert("RGB")
         png = _encode(shown)
         if len(png) <= max_bytes or target <= _MIN_PX:
             return Preview(png, shown.width, shown.height)
@@ -93,7 +112,7 @@ def _lay_out(
 ) -> tuple[Image.Image, tuple[tuple[int, int, int, int], ...]]:
     cell_w, cell_h = cell
     pitch_x, pitch_y = cell_w + GAP_PX, cell_h + LABEL_PX + GAP_PX
-    sheet = Image.new("RGB", (columns * pitch_x - GAP_PX, rows * pitch_y - GAP_PX), (24, 24, 24))
+    sheet = Image.new("RGB", (columns * pitch_x - GAP_PX, rows * pitch_y - GAP_PX), _GAP)
     draw = ImageDraw.Draw(sheet)
     font = ImageFont.load_default()
     boxes = []
@@ -103,8 +122,30 @@ def _lay_out(
             frame = _rgb(image)
         sheet.paste(_resize(frame, (cell_w, cell_h)) if frame.size != cell else frame, (x, y))
         boxes.append((x, y, cell_w, cell_h))
+        draw.rectangle((x, y + cell_h, x + cell_w - 1, y + cell_h + LABEL_PX - 1), fill=_STRIP)
         draw.text((x + 2, y + cell_h), str(index), fill=(230, 230, 230), font=font)
     return sheet, tuple(boxes)
+
+
+def _from_raw(raw: RawFrame) -> Image.Image | None:
+    """The raw frame as an RGB image (alpha dropped as it is unpacked), or None when the file
+    is not what it says. Mapped, not read: the copy is the unpacking itself."""
+    channels = {"RGB": 3, "RGBA": 4}.get(raw.mode)
+    if channels is None or raw.width <= 0 or raw.height <= 0:
+        return None
+    try:
+        with open(raw.path, "rb") as f:
+            if os.fstat(f.fileno()).st_size != raw.width * raw.height * channels:
+                return None
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                rawmode = "RGBX" if channels == 4 else "RGB"
+                pixels = memoryview(data)
+                try:
+                    return Image.frombytes("RGB", (raw.width, raw.height), pixels, "raw", rawmode)
+                finally:
+                    pixels.release()
+    except (OSError, ValueError):
+        return None
 
 
 def _rgb(image: Image.Image) -> Image.Image:

@@ -50,7 +50,7 @@ from godot_mcp.godot.game_errors import (
 )
 from godot_mcp.godot.gamelog import Entry, GameLog
 from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
-from godot_mcp.godot.preview import Preview, contact_sheet
+from godot_mcp.godot.preview import Preview, RawFrame, contact_sheet
 from godot_mcp.godot.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.run import CannotStart, GodotRun, stop_run
 from godot_mcp.godot.tree import disk_full
@@ -210,22 +210,30 @@ class GameSession:
 
     # -- captures --------------------------------------------------------------------------
 
-    async def screenshot(self, timeout: float = 15) -> Capture:
-        """A PNG of the root viewport, written to a temp file in the scratch dir."""
+    async def screenshot(self, timeout: float = 15, raw: bool = False) -> Capture:
+        """A PNG of the root viewport, written to a temp file in the scratch dir; with
+        ``raw``, its pixels too when the engine can write them (``Capture.raw``)."""
         self._require_capturable()
-        fd, name = tempfile.mkstemp(prefix="shot-", suffix=".png", dir=self._scratch)
-        os.close(fd)
-        path = Path(name)
+        path = _temp_file(self._scratch, "shot-", ".png")
+        pixels = _temp_file(self._scratch, "shot-", ".raw") if raw else None
+        args: dict[str, Any] = {"path": str(path)}
+        if pixels is not None:
+            args["raw_path"] = str(pixels)
         try:
-            reply = await self._call("screenshot", timeout, path=str(path))
+            reply = await self._call("screenshot", timeout, **args)
             (frame,) = _frames(reply, 1)
             check_png(path, frame["width"], frame["height"])
         except GameError as exc:
-            path.unlink(missing_ok=True)
+            _unlink(path, pixels)
             raise self._explain(exc) from None
         except BaseException:
-            path.unlink(missing_ok=True)
+            _unlink(path, pixels)
             raise
+        shown = None
+        if pixels is not None and frame.get("raw") in ("RGB", "RGBA"):
+            shown = RawFrame(pixels, frame["raw"], frame["width"], frame["height"])
+        elif pixels is not None:
+            pixels.unlink(missing_ok=True)
         return Capture(
             path=path,
             media_type="image/png",
@@ -233,6 +241,7 @@ class GameSession:
             height=frame["height"],
             frames=1,
             engine_ms=frame["ms"],
+            raw=shown,
         )
 
     async def record(
@@ -655,6 +664,18 @@ def _is_noise(line: str) -> bool:
     return not telling or engine_lines.is_startup(text)
 
 
+def _temp_file(scratch: Path, prefix: str, suffix: str) -> Path:
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=scratch)
+    os.close(fd)
+    return Path(name)
+
+
+def _unlink(*paths: Path | None) -> None:
+    for path in paths:
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+
 def _sheet(paths: Sequence[Path], sheet: tuple[int, int]) -> Preview | None:
     """The contact sheet of checked frames; None (logged) if Pillow cannot make it: the
     recording itself stands without it."""
@@ -678,6 +699,7 @@ def _frames(reply: dict[str, Any], count: int) -> list[dict[str, Any]]:
                     "width": int(item["width"]),
                     "height": int(item["height"]),
                     "ms": float(item.get("grab_ms", 0)) + float(item.get("save_ms", 0)),
+                    "raw": item.get("raw") if item.get("raw") in ("RGB", "RGBA") else None,
                 }
             )
         except (KeyError, TypeError, ValueError):

@@ -157,13 +157,13 @@ class GameService:
         """One PNG of the root viewport, registered as an artifact; with ``preview_px``, the
         frame downscaled too, made while the artifact is being registered."""
         game = self.get(caller, session_id).game
-        capture = await game.screenshot()
+        capture = await game.screenshot(raw=preview_px > 0)
         done: dict[str, Any] = {}
 
         async def preview() -> None:
             try:
                 done["preview"] = await anyio.to_thread.run_sync(
-                    downscale, capture.path, preview_px, self.preview_bytes
+                    downscale, capture.path, preview_px, self.preview_bytes, capture.raw
                 )
             except Exception:  # the artifact stands without its preview
                 log.warning("a screenshot preview could not be made", exc_info=True)
@@ -183,6 +183,8 @@ class GameService:
                 group.start_soon(register)
         finally:
             Path(capture.path).unlink(missing_ok=True)
+            if capture.raw is not None:
+                capture.raw.path.unlink(missing_ok=True)
         if "error" in done:
             raise done["error"]
         return done["info"], done.get("preview")
