@@ -136,6 +136,7 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
                 {"session_id": sid, "path": scene, "method": "get_child_count"},
             )
             await call("runtime_wait", {"session_id": sid, "until": {"frames": 2}})
+            await call("runtime_perf_read", {"session_id": sid})
             await call(
                 "runtime_wait",
                 {"session_id": sid, "until": {"node": "/root/Nope"}, "timeout_seconds": 0.2},
