@@ -2,7 +2,8 @@
 
 A preview is a PNG of at most ``max_px`` on its long edge (a frame) or across (a sheet),
 never larger than ``max_bytes`` once encoded (it goes into the answer as base64): when a noisy
-frame encodes bigger, it is scaled down again until it fits. Frames are never scaled up.
+frame encodes bigger, it is scaled down again until it fits, and there is none when even a
+16 px one would not. Frames are never scaled up.
 Pure image work on Pillow; callers run it on a worker thread.
 """
 
@@ -50,7 +51,9 @@ class RawFrame:
     height: int
 
 
-def downscale(path: Path, max_px: int, max_bytes: int, raw: RawFrame | None = None) -> Preview:
+def downscale(
+    path: Path, max_px: int, max_bytes: int, raw: RawFrame | None = None
+) -> Preview | None:
     """The PNG at ``path`` scaled to at most ``max_px`` on its long edge; from ``raw``, the
     same frame's pixels, when the engine wrote them (no PNG to decode: most of the cost)."""
     frame = _from_raw(raw) if raw is not None else None
@@ -66,8 +69,10 @@ def downscale(path: Path, max_px: int, max_bytes: int, raw: RawFrame | None = No
         if shown.mode != "RGB":
             shown = shown.convert("RGB")
         png = _encode(shown)
-        if len(png) <= max_bytes or target <= _MIN_PX:
+        if len(png) <= max_bytes:
             return Preview(png, shown.width, shown.height)
+        if target <= _MIN_PX:
+            return None  # the answer has no room for it, however small
         target = max(_MIN_PX, int(target * _SHRINK))
 
 
@@ -84,7 +89,7 @@ def sheet_columns(cells: int) -> int:
     return max(1, math.ceil(math.sqrt(cells)))
 
 
-def contact_sheet(paths: Sequence[Path], max_px: int, max_bytes: int) -> Preview:
+def contact_sheet(paths: Sequence[Path], max_px: int, max_bytes: int) -> Preview | None:
     """A grid of the frames at ``paths`` (or 16 evenly spaced), left to right then top to
     bottom, each cell labelled under it with its frame index; at most ``max_px`` wide."""
     shown = sheet_frames(len(paths))
@@ -98,8 +103,10 @@ def contact_sheet(paths: Sequence[Path], max_px: int, max_bytes: int) -> Preview
         cell_h = max(1, round(frame_h * cell_w / frame_w))
         sheet, cells = _lay_out(paths, shown, columns, rows, (cell_w, cell_h))
         png = _encode(sheet)
-        if len(png) <= max_bytes or cell_w <= _MIN_PX:
+        if len(png) <= max_bytes:
             return Preview(png, sheet.width, sheet.height, tuple(shown), columns, cells)
+        if cell_w <= _MIN_PX:
+            return None  # the answer has no room for it, however small
         width = int(width * _SHRINK)
 
 

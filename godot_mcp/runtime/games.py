@@ -216,7 +216,7 @@ class GameService:
     def preview_bytes(self) -> int:
         """The most a preview PNG may take: it goes into the answer as base64, which holds
         at most ``max_output_bytes`` of JSON with room for the rest of the answer."""
-        return (self.rt.store.limits.max_output_bytes - 4096) * 3 // 4
+        return max(0, (self.rt.store.limits.max_output_bytes - 4096) * 3 // 4)
 
     async def command(self, caller: Caller, session_id: str, cmd: str, **args: Any) -> dict:
         """One bridge command on the caller's session (tree, time, input), typed errors."""

@@ -70,6 +70,8 @@ def test_a_preview_that_does_not_fit_the_answer_is_made_smaller(tmp_path):
     small = downscale(path, 640, 100_000)
     assert len(small.png) <= 100_000 and small.width < 640
     assert small.width / small.height == pytest.approx(800 / 600, rel=0.02)
+    assert downscale(path, 640, 200) is None  # no room in the answer, however small
+    assert contact_sheet([path, path], 640, 200) is None
 
 
 @pytest.mark.parametrize(
