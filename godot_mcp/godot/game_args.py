@@ -3,7 +3,8 @@
 Godot 4 keeps everything after ``--`` for the game (``OS.get_cmdline_user_args()``). Godot 3
 has no such boundary: it still reads its own options anywhere on the line, and takes an
 argument ending in ``project.godot`` as another project and one naming a scene file as the
-scene to run. So on Godot 3 those are refused by name rather than letting a game argument
+scene to run, each after stripping the spaces and control characters around it. So on
+Godot 3 those are refused by name rather than letting a game argument
 reconfigure the engine (``--script``, ``--path``, ``--export``, ``--remote-debug`` ...).
 """
 
@@ -110,12 +111,13 @@ def check_game_args(args: Sequence[str], major: int | None) -> list[str]:
         if arg.startswith(BRIDGE_PREFIX):
             raise GameInvalid(f"{what} begins with {BRIDGE_PREFIX}, which the server's bridge uses")
         if (major or 3) < 4:
-            if arg in GODOT3_OPTIONS:
+            bare = arg.strip("".join(map(chr, range(33))))  # Godot 3 strips each argument
+            if bare in GODOT3_OPTIONS:
                 raise GameInvalid(
-                    f"{what} {arg!r} is an option Godot 3 reads itself, even after --; "
+                    f"{what} {bare!r} is an option Godot 3 reads itself, even after --; "
                     "spell it another way (e.g. with =value)"
                 )
-            if arg.lower().endswith(GODOT3_FILES):
+            if bare.lower().endswith(GODOT3_FILES):
                 raise GameInvalid(
                     f"{what} names a project or scene file, which Godot 3 would load itself; "
                     "use scene= for the scene"

@@ -1,0 +1,73 @@
+"""A game's own arguments: what each engine would read itself is refused by name."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from godot_mcp.godot.game_args import GODOT3_OPTIONS, check_game_args
+from godot_mcp.godot.game_errors import GameInvalid
+
+GODOT3_READS = ["--path", " --version", "--version\n", "\t-s", "-d", "--export-pack"]
+GODOT3_LOADS = ["levels/boss.tscn", "other/project.godot", "x.TRES", " a.scn "]
+HARMLESS = ["--path=/x", "--Version", "server", "two words", "", "--role=client", "ünï"]
+
+
+@pytest.mark.parametrize("arg", GODOT3_READS)
+def test_an_option_godot3_reads_is_refused_there_and_kept_on_4(arg):
+    with pytest.raises(GameInvalid, match=r"args\[1\] '.+' is an option Godot 3 reads itself"):
+        check_game_args(["ok", arg], 3)
+    assert check_game_args(["ok", arg], 4) == ["ok", arg]
+
+
+@pytest.mark.parametrize("arg", GODOT3_LOADS)
+def test_a_file_godot3_would_load_is_refused_there_and_kept_on_4(arg):
+    with pytest.raises(GameInvalid, match=r"args\[0\] names a project or scene file"):
+        check_game_args([arg], 3)
+    assert check_game_args([arg], 4) == [arg]
+
+
+def test_other_arguments_pass_on_both_engines():
+    for major in (3, 4):
+        assert check_game_args(HARMLESS, major) == HARMLESS
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["a"] * 33, "args holds 33 items; at most 32"),
+        (["a", "b" * 257], "args[1] is 257 characters; at most 256"),
+        (["a\0"], "args[0] holds a NUL character"),
+        (["--mcp-port=9"], "args[0] begins with --mcp-, which the server's bridge uses"),
+        ([3], "args[0] must be a string"),
+        ("--x", "args must be a list of strings"),
+    ],
+)
+def test_bad_args_are_refused_by_name(args, message):
+    for major in (3, 4):
+        with pytest.raises(GameInvalid) as raised:
+            check_game_args(args, major)
+        assert raised.value.message == message
+
+
+def test_every_option_of_the_local_godot3_help_is_known():
+    """The list is checked against the engine's own --help, where Godot 3 is installed."""
+    binary = shutil.which("godot3-server") or shutil.which("godot3")
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("godot3 is not installed, and CI needs it")
+        pytest.skip("SKIPPED LOUDLY: no godot3 here to read --help from")
+    out = subprocess.run(
+        [binary, "--help"], capture_output=True, text=True, timeout=30, check=False
+    ).stdout
+    listed = set()
+    for line in out.splitlines():
+        found = re.match(r"\s+((?:-[a-zA-Z], )?--?[a-z][\w-]*)", line)
+        if found:
+            listed.update(found.group(1).split(", "))
+    assert len(listed) > 40, out[:500]
+    assert listed <= GODOT3_OPTIONS, sorted(listed - GODOT3_OPTIONS)
