@@ -68,8 +68,8 @@ KIND_OF = {  # the answer's kind per list, in the order a name is looked for
     "constants": "constant",
     "theme_items": "theme_item",
 }
-_CLASS_NAME = re.compile(r"^@?[A-Za-z_][A-Za-z0-9_]*$")
-_MEMBER_NAME = re.compile(r"^@?[A-Za-z_][A-Za-z0-9_/.\-]*$")
+_CLASS_NAME = re.compile(r"@?[A-Za-z_][A-Za-z0-9_]*")
+_MEMBER_NAME = re.compile(r"@?[A-Za-z_][A-Za-z0-9_/.\-]*")
 _BBCODE_LINK = re.compile(
     r"\[(?:member|method|signal|constant|enum|theme_item|annotation|constructor|operator|param)"
     r" ([^\]]+)\]"
@@ -89,7 +89,7 @@ def slug(version: str) -> str:
 
 
 def check_class(name: str) -> str:
-    if len(name) > MAX_NAME or not _CLASS_NAME.match(name):
+    if len(name) > MAX_NAME or not _CLASS_NAME.fullmatch(name):
         raise InvalidArgument(
             f"class must be a class name (letters, digits, _; at most {MAX_NAME})"
         )
@@ -97,7 +97,7 @@ def check_class(name: str) -> str:
 
 
 def check_member(name: str) -> str:
-    if len(name) > MAX_NAME or not _MEMBER_NAME.match(name):
+    if len(name) > MAX_NAME or not _MEMBER_NAME.fullmatch(name):
         raise InvalidArgument(
             f"member must be a member name (letters, digits, _; at most {MAX_NAME})"
         )
@@ -112,19 +112,26 @@ def compiled_reference(binary: str | os.PathLike[str], limit: int = 64 << 20) ->
     ``[]`` when it carries none. The reference is a zlib stream whose text starts with
     ``<?xml`` and a ``<class``; it is found by trying each zlib header in the file, which is
     mapped, not read (an engine is 65-160 MB)."""
-    with open(binary, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        for match in re.finditer(rb"\x78[\x01\x5e\x9c\xda]", data):
-            start = match.start()
-            try:
-                first = zlib.decompressobj().decompress(data[start : start + 512], 128)
-            except zlib.error:
-                continue
-            if not (first.startswith(b"<?xml") and b"<class " in first):
-                continue
-            text = _inflate(data, start, limit)
-            if text is None:
-                continue
-            return [b"<?xml" + part for part in text.split(b"<?xml") if part.strip()]
+    with open(binary, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return []
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return _find_reference(data, limit)
+
+
+def _find_reference(data: mmap.mmap, limit: int) -> list[bytes]:
+    for match in re.finditer(rb"\x78[\x01\x5e\x9c\xda]", data):
+        start = match.start()
+        try:
+            first = zlib.decompressobj().decompress(data[start : start + 512], 128)
+        except zlib.error:
+            continue
+        if not (first.startswith(b"<?xml") and b"<class " in first):
+            continue
+        text = _inflate(data, start, limit)
+        if text is None:
+            continue
+        return [b"<?xml" + part for part in text.split(b"<?xml") if part.strip()]
     return []
 
 
@@ -153,7 +160,7 @@ def prime(target: Path, documents: Iterable[bytes]) -> int:
         if found is None:
             continue
         name = found.group(1).decode("utf-8", "replace")
-        if not _CLASS_NAME.match(name):
+        if not _CLASS_NAME.fullmatch(name):
             continue
         (classes / f"{name}.xml").write_bytes(doc)
         written += 1

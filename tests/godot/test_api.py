@@ -177,7 +177,7 @@ def test_close_names(name, near):
     assert len(api.close_names("x", [f"x{i}" for i in range(50)])) <= 5
 
 
-@pytest.mark.parametrize("bad", ["", "a b", "../etc", "x" * 129, "Label;", "1abc"])
+@pytest.mark.parametrize("bad", ["", "a b", "../etc", "x" * 129, "Label;", "1abc", "Label\n"])
 def test_bad_names_are_refused(bad):
     with pytest.raises(InvalidArgument):
         api.check_class(bad)
