@@ -88,6 +88,8 @@ GODOT3_OPTIONS = frozenset(
         "--gdnative-generate-json-api",
         "--test",
         "--allow_focus_steal_pid",
+        "--skip-breakpoints",
+        "--debug_opengl",
     ]
 )
 GODOT3_FILES = ("project.godot", ".scn", ".tscn", ".escn", ".res", ".tres")

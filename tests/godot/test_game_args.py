@@ -12,7 +12,15 @@ import pytest
 from godot_mcp.godot.game_args import GODOT3_OPTIONS, check_game_args
 from godot_mcp.godot.game_errors import GameInvalid
 
-GODOT3_READS = ["--path", " --version", "--version\n", "\t-s", "-d", "--export-pack"]
+GODOT3_READS = [
+    "--path",
+    " --version",
+    "--version\n",
+    "\t-s",
+    "-d",
+    "--export-pack",
+    "--skip-breakpoints",
+]
 GODOT3_LOADS = ["levels/boss.tscn", "other/project.godot", "x.TRES", " a.scn "]
 HARMLESS = ["--path=/x", "--Version", "server", "two words", "", "--role=client", "ünï"]
 
