@@ -66,8 +66,6 @@ def downscale(
         scale = target / edge
         size = (max(1, round(frame.width * scale)), max(1, round(frame.height * scale)))
         shown = frame if size == frame.size else _resize(frame, size)
-        if shown.mode != "RGB":
-            shown = shown.convert("RGB")
         png = _encode(shown)
         if len(png) <= max_bytes:
             return Preview(png, shown.width, shown.height)
@@ -91,43 +89,49 @@ def sheet_columns(cells: int) -> int:
 
 def contact_sheet(paths: Sequence[Path], max_px: int, max_bytes: int) -> Preview | None:
     """A grid of the frames at ``paths`` (or 16 evenly spaced), left to right then top to
-    bottom, each cell labelled under it with its frame index; at most ``max_px`` wide."""
+    bottom, each cell labelled under it with its frame index; at most ``max_px`` wide. Each
+    frame shown is decoded once; a sheet made smaller to fit is scaled from those cells."""
     shown = sheet_frames(len(paths))
     columns = sheet_columns(len(shown))
     rows = math.ceil(len(shown) / columns)
     with Image.open(paths[0]) as first:
         frame_w, frame_h = first.size
     width = min(max_px, columns * frame_w + (columns - 1) * GAP_PX)
+    cells: list[Image.Image] = []
     while True:
         cell_w = max(1, (width - (columns - 1) * GAP_PX) // columns)
-        cell_h = max(1, round(frame_h * cell_w / frame_w))
-        sheet, cells = _lay_out(paths, shown, columns, rows, (cell_w, cell_h))
+        cell = (cell_w, max(1, round(frame_h * cell_w / frame_w)))
+        if cells:
+            cells = [_resize(c, cell) for c in cells]
+        else:
+            cells = [_sized(paths[index], cell) for index in shown]
+        sheet, boxes = _lay_out(cells, shown, columns, rows)
         png = _encode(sheet)
         if len(png) <= max_bytes:
-            return Preview(png, sheet.width, sheet.height, tuple(shown), columns, cells)
+            return Preview(png, sheet.width, sheet.height, tuple(shown), columns, boxes)
         if cell_w <= _MIN_PX:
             return None  # the answer has no room for it, however small
         width = int(width * _SHRINK)
 
 
+def _sized(path: Path, cell: tuple[int, int]) -> Image.Image:
+    with Image.open(path) as image:
+        frame = _rgb(image)
+    return frame if frame.size == cell else _resize(frame, cell)
+
+
 def _lay_out(
-    paths: Sequence[Path],
-    shown: Sequence[int],
-    columns: int,
-    rows: int,
-    cell: tuple[int, int],
+    cells: Sequence[Image.Image], shown: Sequence[int], columns: int, rows: int
 ) -> tuple[Image.Image, tuple[tuple[int, int, int, int], ...]]:
-    cell_w, cell_h = cell
+    cell_w, cell_h = cells[0].size
     pitch_x, pitch_y = cell_w + GAP_PX, cell_h + LABEL_PX + GAP_PX
     sheet = Image.new("RGB", (columns * pitch_x - GAP_PX, rows * pitch_y - GAP_PX), _GAP)
     draw = ImageDraw.Draw(sheet)
     font = ImageFont.load_default()
     boxes = []
-    for n, index in enumerate(shown):
+    for n, (index, image) in enumerate(zip(shown, cells, strict=True)):
         x, y = (n % columns) * pitch_x, (n // columns) * pitch_y
-        with Image.open(paths[index]) as image:
-            frame = _rgb(image)
-        sheet.paste(_resize(frame, (cell_w, cell_h)) if frame.size != cell else frame, (x, y))
+        sheet.paste(image, (x, y))
         boxes.append((x, y, cell_w, cell_h))
         draw.rectangle((x, y + cell_h, x + cell_w - 1, y + cell_h + LABEL_PX - 1), fill=_STRIP)
         draw.text((x + 2, y + cell_h), str(index), fill=(230, 230, 230), font=font)

@@ -230,7 +230,7 @@ class GameSession:
             _unlink(path, pixels)
             raise
         shown = None
-        if pixels is not None and frame.get("raw") in ("RGB", "RGBA"):
+        if pixels is not None and frame["raw"] is not None:  # _frames: RGB, RGBA or None
             shown = RawFrame(pixels, frame["raw"], frame["width"], frame["height"])
         elif pixels is not None:
             pixels.unlink(missing_ok=True)
@@ -258,9 +258,7 @@ class GameSession:
         if timeout is None:
             timeout = frames / fps + frames * 0.25 + 15
         work = Path(tempfile.mkdtemp(prefix="rec-", dir=self._scratch))
-        fd, name = tempfile.mkstemp(prefix="rec-", suffix=".png", dir=self._scratch)
-        os.close(fd)
-        out = Path(name)
+        out = _temp_file(self._scratch, "rec-", ".png")
         paths = [work / f"frame-{i:04d}.png" for i in range(frames)]
         try:
             reply = await self._call("record", timeout, fps=fps, paths=[str(p) for p in paths])
