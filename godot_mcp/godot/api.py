@@ -172,7 +172,8 @@ def prime(target: Path, documents: Iterable[bytes]) -> int:
 
 @dataclass(frozen=True)
 class DumpReport:
-    """Where the dump is and what it took (``seconds`` 0 when it was already there)."""
+    """Where the dump is and what it took (``seconds`` 0 when it was already there;
+    ``dumped`` False when another server's dump landed first)."""
 
     path: Path
     seconds: float
@@ -212,9 +213,7 @@ def _settle(partial: Path, target: Path) -> bool:
     except OSError:
         if not target.is_dir():
             raise
-        return False
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
+        return False  # what is left of ``partial`` goes with the dump's own clean-up
     return True
 
 
@@ -255,14 +254,14 @@ async def dump(
         if code != 0:
             raise Unavailable(f"the engine's --doctool exited with code {code}")
         try:
-            await anyio.to_thread.run_sync(_settle, partial, target)
+            dumped = await anyio.to_thread.run_sync(_settle, partial, target)
         except OSError as exc:
             raise Unavailable(f"the class reference cannot be kept: {exc.strerror}") from None
     finally:
         with anyio.CancelScope(shield=True):
             await stop_run(child)
             await anyio.to_thread.run_sync(shutil.rmtree, partial, True)
-    return DumpReport(target, time.monotonic() - began, True)
+    return DumpReport(target, time.monotonic() - began, dumped)
 
 
 # --- reading it -------------------------------------------------------------------------
@@ -365,13 +364,14 @@ def parse_class(source: bytes | str | Path) -> ClassRef:
         description=plain(root.findtext("brief_description")),
     )
     sections = {
-        "methods": ("methods/method", "method", method_signature),
-        "properties": ("members/member", "property", lambda e: _typed(e.get("name") or "", e)),
-        "signals": ("signals/signal", "signal", signal_signature),
-        "constants": ("constants/constant", "constant", constant_signature),
-        "theme_items": ("theme_items/theme_item", "theme_item", theme_signature),
+        "methods": ("methods/method", method_signature),
+        "properties": ("members/member", lambda e: _typed(e.get("name") or "", e)),
+        "signals": ("signals/signal", signal_signature),
+        "constants": ("constants/constant", constant_signature),
+        "theme_items": ("theme_items/theme_item", theme_signature),
     }
-    for kind, (path, single, sign) in sections.items():
+    for kind, (path, sign) in sections.items():
+        single = KIND_OF[kind]
         found: dict[str, Member] = {}
         for el in root.findall(path):
             name = el.get("name")
@@ -464,13 +464,12 @@ class ApiIndex:
         return out
 
     def lookup(self, name: str, member: str | None = None) -> dict[str, object]:
-        """The answer about a class, or about one of its members (own or inherited)."""
-        check_class(name)
+        """The answer about a class, or about one of its members (own or inherited); the
+        names were checked (``check_class``, ``check_member``) before the dump was asked for."""
         chain = self.chain(name)
         inherits = [c.name for c in chain[1:]]
         if member is None:
             return {"class": name, "inherits": inherits, "members": chain[0].names()}
-        check_member(member)
         for ref in chain:
             found = ref.find(member)
             if found is not None:

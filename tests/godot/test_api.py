@@ -237,6 +237,7 @@ async def test_a_dump_is_renamed_into_place_once_even_when_two_race(tmp_path):
         tg.start_soon(one)
         tg.start_soon(one)
     assert sorted(r.path.name for r in reports) == ["3.2.3.stable"] * 2
+    assert sorted(r.dumped for r in reports) == [False, True]  # one landed, one lost the rename
     assert [p.name for p in (tmp_path / "api").iterdir()] == ["3.2.3.stable"]  # no partials
     assert (tmp_path / "api" / "3.2.3.stable" / "doc" / "classes" / "Label.xml").is_file()
     again = await api.dump(engine, 3, tmp_path / "api", "3.2.3.stable")
