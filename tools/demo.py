@@ -30,6 +30,7 @@ import httpx2
 from debian_templates import install_debian_templates
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
 
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.tokens import add_token
@@ -76,25 +77,30 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-async def call(client: Client, tool: str, args: dict[str, Any] | None = None, **kw: Any) -> dict:
+async def answer(
+    client: Client, tool: str, args: dict[str, Any] | None = None, **kw: Any
+) -> CallToolResult:
+    """A tool's whole answer (its content blocks too), refused unless ``ok``."""
     # Tools are listed with "_" for "."; the listed name lets the client check the answer
     # against the tool's outputSchema.
     result = await client.call_tool(tool.replace(".", "_"), args or {}, **kw)
     body = result.structured_content or {}
     if body.get("outcome") != "ok":
         raise SystemExit(f"demo: {tool} answered {body.get('outcome')}: {body.get('message')}")
-    images = [base64.b64decode(b.data) for b in result.content if b.type == "image"]
-    if images:
-        body["_image"] = images[0]  # the preview the model sees in the answer
-    return body
+    return result
 
 
-def save_preview(answer: dict, dest: Path) -> None:
+async def call(client: Client, tool: str, args: dict[str, Any] | None = None, **kw: Any) -> dict:
+    return (await answer(client, tool, args, **kw)).structured_content or {}
+
+
+def save_preview(result: CallToolResult, dest: Path) -> None:
     """Save the image a capture answered (what the model saw), and say what it shows."""
-    preview = answer.get("preview")
-    if "_image" not in answer or preview is None:
+    preview = (result.structured_content or {}).get("preview")
+    images = [base64.b64decode(b.data) for b in result.content if b.type == "image"]
+    if not images or preview is None:
         raise SystemExit(f"demo: {dest.stem}: the capture answered no preview image")
-    dest.write_bytes(answer["_image"])
+    dest.write_bytes(images[0])
     shown = f", frames {preview['frames']}" if "frames" in preview else ""
     say(f"  {dest.name}: {preview['width']}x{preview['height']} in the answer itself{shown}")
 
@@ -181,18 +187,14 @@ async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, s
         session = (await call(client, "runtime.session.start"))["session"]
         say(f"game session {session['id'][:8]}… {session['state']} ({session['mode']})")
         sid = session["id"]
-        shot_answer = await call(client, "runtime.screenshot.capture", {"session_id": sid})
-        shot = shot_answer["artifact"]
-        await download(client, shot, out / "screenshot.png")
-        save_preview(shot_answer, out / "screenshot-preview.png")
-        rec_answer = await call(
-            client,
-            "runtime.recording.capture",
-            {"session_id": session["id"], "frames": 20, "fps": 10},
+        shot = await answer(client, "runtime.screenshot.capture", {"session_id": sid})
+        await download(client, (shot.structured_content or {})["artifact"], out / "screenshot.png")
+        save_preview(shot, out / "screenshot-preview.png")
+        rec = await answer(
+            client, "runtime.recording.capture", {"session_id": sid, "frames": 20, "fps": 10}
         )
-        rec = rec_answer["artifact"]
-        await download(client, rec, out / "recording.png")
-        save_preview(rec_answer, out / "contact-sheet.png")
+        await download(client, (rec.structured_content or {})["artifact"], out / "recording.png")
+        save_preview(rec, out / "contact-sheet.png")
         await runtime_loop(client, session["id"], out)
         stopped = await call(client, "runtime.session.stop", {"session_id": session["id"]})
         say(f"  session stopped: exit code {stopped['exit_code']}")

@@ -18,6 +18,7 @@ from godot_mcp.godot.game_args import MAX_ARG_CHARS, MAX_ARGS, check_game_args
 from godot_mcp.godot.gamelog import LEVELS, encode_cursor
 from godot_mcp.godot.preview import Preview
 from godot_mcp.runtime.games import Managed
+from godot_mcp.store.values import ArtifactInfo
 
 MODES = ("windowed", "headless")
 
@@ -59,8 +60,7 @@ async def screenshot(call: ToolCall) -> types.CallToolResult:
     info, preview = await call.deps.games.screenshot(
         call.caller, call.generation, a["session_id"], a["preview_px"]
     )
-    shown = None if preview is None else {"width": preview.width, "height": preview.height}
-    return ok([resource_link(info), *_image(preview)], artifact=artifact_dict(info), preview=shown)
+    return _with_preview(info, preview, _SHOT_PREVIEW)
 
 
 async def recording(call: ToolCall) -> types.CallToolResult:
@@ -68,23 +68,25 @@ async def recording(call: ToolCall) -> types.CallToolResult:
     info, sheet = await call.deps.games.record(
         call.caller, call.generation, a["session_id"], a["frames"], a["fps"], a["preview_px"]
     )
+    return _with_preview(info, sheet, _SHEET_PREVIEW)
+
+
+def _with_preview(
+    info: ArtifactInfo, preview: Preview | None, fields: dict[str, Any]
+) -> types.CallToolResult:
+    """A capture's answer: its artifact and link, and the preview as an ``image`` block every
+    host shows the model, described by the declared ``fields`` of ``preview`` (or null)."""
+    blocks: list[types.ContentBlock] = [resource_link(info)]
     shown = None
-    if sheet is not None:
-        shown = {
-            "width": sheet.width,
-            "height": sheet.height,
-            "frames": list(sheet.frames),
-            "columns": sheet.columns,
-        }
-    return ok([resource_link(info), *_image(sheet)], artifact=artifact_dict(info), preview=shown)
+    if preview is not None:
+        data = base64.b64encode(preview.png).decode("ascii")
+        blocks.append(types.ImageContent(data=data, mime_type="image/png"))
+        shown = {name: _plain(getattr(preview, name)) for name in fields}
+    return ok(blocks, artifact=artifact_dict(info), preview=shown)
 
 
-def _image(preview: Preview | None) -> list[types.ContentBlock]:
-    """The preview as an ``image`` block every host shows the model (none when not asked)."""
-    if preview is None:
-        return []
-    data = base64.b64encode(preview.png).decode("ascii")
-    return [types.ImageContent(data=data, mime_type="image/png")]
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _preview_px(default: int, what: str) -> Arg:
@@ -113,39 +115,24 @@ _SESSION = {
 }
 _CAPTURE = {"artifact": ARTIFACT}
 MAX_PREVIEW_PX = 1280
-_SIZE = {"width": INTEGER, "height": INTEGER}
-_SHOT = {
-    "artifact": ARTIFACT,
-    "preview": {
-        "anyOf": [
-            {
-                "type": "object",
-                "properties": _SIZE,
-                "required": ["width", "height"],
-                "additionalProperties": False,
-            },
-            NULL,
-        ]
-    },
+_SHOT_PREVIEW = {"width": INTEGER, "height": INTEGER}
+_SHEET_PREVIEW = {
+    **_SHOT_PREVIEW,
+    "frames": {"type": "array", "items": INTEGER},
+    "columns": INTEGER,
 }
-_SHEET = {
-    "artifact": ARTIFACT,
-    "preview": {
-        "anyOf": [
-            {
-                "type": "object",
-                "properties": {
-                    **_SIZE,
-                    "frames": {"type": "array", "items": INTEGER},
-                    "columns": INTEGER,
-                },
-                "required": ["width", "height", "frames", "columns"],
-                "additionalProperties": False,
-            },
-            NULL,
-        ]
-    },
-}
+
+
+def _answer_with(preview: dict[str, Any]) -> dict[str, Any]:
+    """A capture's answer: the artifact, and ``preview`` with exactly these fields or null."""
+    shape = {
+        "type": "object",
+        "properties": preview,
+        "required": list(preview),
+        "additionalProperties": False,
+    }
+    return {"artifact": ARTIFACT, "preview": {"anyOf": [shape, NULL]}}
+
 
 TOOLS = [
     Tool(
@@ -209,7 +196,7 @@ TOOLS = [
         "downscaled to preview_px on its long edge. Tens of milliseconds at 1280x720.",
         screenshot,
         args=(SESSION_ID, _preview_px(640, "long edge of the image shown in the answer")),
-        answer=_SHOT,
+        answer=_answer_with(_SHOT_PREVIEW),
         required=("artifact", "preview"),
         availability=_availability("windowed"),
     ),
@@ -233,7 +220,7 @@ TOOLS = [
             Arg("fps", "integer", minimum=limits.MIN_FPS, maximum=limits.MAX_FPS, default=10),
             _preview_px(1024, "width of the contact sheet shown in the answer"),
         ),
-        answer=_SHEET,
+        answer=_answer_with(_SHEET_PREVIEW),
         required=("artifact", "preview"),
         availability=_availability("windowed"),
     ),
