@@ -266,6 +266,8 @@ class Tools:
 STRING: dict[str, Any] = {"type": "string"}
 INTEGER: dict[str, Any] = {"type": "integer"}
 NULL: dict[str, Any] = {"type": "null"}
+NUMBER: dict[str, Any] = {"type": "number"}
+BOOLEAN: dict[str, Any] = {"type": "boolean"}
 ARTIFACT: dict[str, Any] = {
     "type": "object",
     "properties": {

@@ -8,7 +8,7 @@ from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import answer_budget, fitting, tool_result
-from godot_mcp.edge.spec import NULL, STRING, Arg, Tool
+from godot_mcp.edge.spec import BOOLEAN, NULL, STRING, Arg, Tool
 from godot_mcp.godot.api import KINDS, MAX_NAME
 
 
@@ -95,7 +95,7 @@ TOOLS = [
             "class": STRING,
             "inherits": _NAMES,
             "members": _MEMBERS,
-            "truncated": {"type": "boolean"},
+            "truncated": BOOLEAN,
             "member": _MEMBER,
         },
         required=("class", "inherits"),

@@ -10,7 +10,7 @@ from mcp import types
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import answer_budget, fitting, ok
 from godot_mcp.edge.progress import EVERY_S, Progress
-from godot_mcp.edge.spec import INTEGER, STRING, Arg, Tool
+from godot_mcp.edge.spec import BOOLEAN, INTEGER, STRING, Arg, Tool
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument
 from godot_mcp.godot.check import Report
 
@@ -109,7 +109,7 @@ TOOLS = [
         answer={
             "errors": {"type": "array", "items": _ERROR},
             "checked": _CHECKED,
-            "truncated": {"type": "boolean"},
+            "truncated": BOOLEAN,
         },
         required=("errors", "checked", "truncated"),
         read_only=True,

@@ -6,14 +6,13 @@ from mcp import types
 
 from godot_mcp.edge.deps import ToolCall
 from godot_mcp.edge.outcomes import ok
-from godot_mcp.edge.spec import INTEGER, NULL, Tool
+from godot_mcp.edge.spec import INTEGER, NULL, NUMBER, Tool
 from godot_mcp.edge.tools_runtime import SESSION_ID
 
-_NUMBER = {"type": "number"}
 FIELDS = {
-    "fps": _NUMBER,
-    "frame_ms": _NUMBER,
-    "physics_ms": _NUMBER,
+    "fps": NUMBER,
+    "frame_ms": NUMBER,
+    "physics_ms": NUMBER,
     "memory_static_bytes": INTEGER,
     "objects": INTEGER,
     "nodes": INTEGER,

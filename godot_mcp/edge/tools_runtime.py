@@ -11,7 +11,17 @@ from mcp import types
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import answer_budget, fitting, ok
-from godot_mcp.edge.spec import ARTIFACT, INTEGER, NULL, STRING, Arg, Availability, Tool
+from godot_mcp.edge.spec import (
+    ARTIFACT,
+    BOOLEAN,
+    INTEGER,
+    NULL,
+    NUMBER,
+    STRING,
+    Arg,
+    Availability,
+    Tool,
+)
 from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot import session as limits
 from godot_mcp.godot.game_args import MAX_ARG_CHARS, MAX_ARGS, check_game_args
@@ -326,30 +336,28 @@ TOOLS += [
 
 # -- inspection, time and input (the bridge answers; see docs/godot.md, "The bridge") --------
 
-_BOOL = {"type": "boolean"}
-_NUMBER = {"type": "number"}
 _EVENT_FIELDS: dict[str, dict[str, Any]] = {
     "action": {
         "action": {"type": "string", "minLength": 1, "maxLength": 200},
-        "pressed": _BOOL,
+        "pressed": BOOLEAN,
         "strength": {"type": "number", "minimum": 0, "maximum": 1},
     },
     "key": {
         "key": {"type": "string", "minLength": 1, "maxLength": 40},
-        "pressed": _BOOL,
-        "shift": _BOOL,
-        "ctrl": _BOOL,
-        "alt": _BOOL,
-        "meta": _BOOL,
+        "pressed": BOOLEAN,
+        "shift": BOOLEAN,
+        "ctrl": BOOLEAN,
+        "alt": BOOLEAN,
+        "meta": BOOLEAN,
     },
     "mouse_button": {
         "button": {"enum": ["left", "right", "middle", "wheel_up", "wheel_down"]},
-        "x": _NUMBER,
-        "y": _NUMBER,
-        "pressed": _BOOL,
-        "double_click": _BOOL,
+        "x": NUMBER,
+        "y": NUMBER,
+        "pressed": BOOLEAN,
+        "double_click": BOOLEAN,
     },
-    "mouse_motion": {"x": _NUMBER, "y": _NUMBER},
+    "mouse_motion": {"x": NUMBER, "y": NUMBER},
     "text": {"text": {"type": "string", "minLength": 1, "maxLength": 1000}},
     "wait": {"frames": {"type": "integer", "minimum": 1, "maximum": 600}},
 }
@@ -494,7 +502,7 @@ TOOLS += [
         answer={
             "nodes": {"type": "array", "items": _NODE},
             "total": INTEGER,
-            "truncated": _BOOL,
+            "truncated": BOOLEAN,
             "current_scene": {"anyOf": [STRING, NULL]},
         },
         required=("nodes", "total", "truncated", "current_scene"),
@@ -513,7 +521,7 @@ TOOLS += [
             Arg("frames", "integer", "for step", minimum=1, maximum=600),
             Arg("time_scale", "number", "for scale", minimum=0.01, maximum=100),
         ),
-        answer={"paused": _BOOL, "time_scale": _NUMBER, "frame": INTEGER},
+        answer={"paused": BOOLEAN, "time_scale": NUMBER, "frame": INTEGER},
         required=("paused", "time_scale", "frame"),
     ),
 ]
@@ -600,7 +608,7 @@ TOOLS += [
                 check=lambda v: [str(x) for x in v],
             ),
         ),
-        answer={"class": STRING, "values": {"type": "object"}, "truncated": _BOOL},
+        answer={"class": STRING, "values": {"type": "object"}, "truncated": BOOLEAN},
         required=("class", "values", "truncated"),
         read_only=True,
         idempotent=True,
