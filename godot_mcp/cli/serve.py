@@ -28,6 +28,7 @@ from godot_mcp.errors import (
     GodotMcpError,
     StorageError,
 )
+from godot_mcp.godot.procs import protect_server
 from godot_mcp.store.tokens import list_tokens
 from godot_mcp.store.values import StoreLayout
 
@@ -139,6 +140,9 @@ def serve_with_tools(argv: Sequence[str] | None, extra_tools: Sequence[Tool]) ->
                 )
     except GodotMcpError as exc:
         return fail(PROG, exc.message)
+    # The games of every server of this user run as this user: none may read this one's
+    # environment or memory, whether or not it starts games itself (godot/procs.py).
+    protect_server()
     try:
         anyio.run(_run, settings, args, project, extra_tools)
     except KeyboardInterrupt:

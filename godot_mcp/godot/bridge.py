@@ -40,7 +40,11 @@ import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+# The bridge's settings travel in the game's environment, where no game argument can reach:
+# the launch's secret, the server's port and the scene to run (absent: the main scene).
 SECRET_ENV = "GODOT_MCP_SECRET"
+PORT_ENV = "GODOT_MCP_PORT"
+SCENE_ENV = "GODOT_MCP_SCENE"
 AUTH_TIMEOUT = 5.0
 MAX_LINE = 4 * 1024 * 1024
 MARK_PREFIX = "godot-mcp-mark "
@@ -84,6 +88,29 @@ def keep_number_kinds(value: Any) -> Any:
     if value.get("type") in ("float", "int"):
         return value
     return {k: keep_number_kinds(v) for k, v in value.items()}
+
+
+def outside_res(value: Any, depth: int = 0) -> str | None:
+    """The first ``res://`` path of an ``Object`` in a §7 value that leaves the project once
+    normalised (``..``, ``.``, an empty segment, a backslash, which the engine reads as ``/``);
+    else None. The bridges refuse these too: this answers before anything is sent."""
+    if depth > 64:
+        return None
+    if isinstance(value, list):
+        items: list[Any] = value
+    elif isinstance(value, dict):
+        path = value.get("path")
+        if value.get("type") == "Object" and isinstance(path, str) and path.startswith("res://"):
+            parts = path[len("res://") :].split("/")
+            if "\\" in path or any(p in ("", ".", "..") for p in parts):
+                return path
+        items = [*value.keys(), *value.values()]
+    else:
+        return None
+    for item in items:
+        if (found := outside_res(item, depth + 1)) is not None:
+            return found
+    return None
 
 
 class BridgeClosed(Exception):

@@ -1,11 +1,14 @@
 extends SceneTree
-# godot-mcp bridge for Godot 3.x, run as `--script /abs/bridge3.gd -- --mcp-port=N [--mcp-scene=res://x.tscn]`.
+# godot-mcp bridge for Godot 3.x, run as `--script /abs/bridge3.gd -- GAME_ARGS`.
 # It loads the scene, connects back to the server over loopback TCP, proves itself with the
-# secret from the GODOT_MCP_SECRET environment variable, then serves JSON-lines commands.
+# secret, then serves JSON-lines commands. Its settings (GODOT_MCP_PORT, GODOT_MCP_SECRET and
+# GODOT_MCP_SCENE) come from the environment only: the command line is the game's.
 # Replies: {"id": n, "ok": true, ...} or {"id": n, "ok": false, "error": outcome, "message": text}.
 
 const CONNECT_TIMEOUT_MS := 10000
 const SECRET_ENV := "GODOT_MCP_SECRET"
+const PORT_ENV := "GODOT_MCP_PORT"
+const SCENE_ENV := "GODOT_MCP_SCENE"
 
 var _peer := StreamPeerTCP.new()
 var _port := 0
@@ -34,15 +37,16 @@ func _initialize() -> void:
 	rng.randomize()
 	_float_tag = "godot-mcp-float-%08x%08x%08x:" % [rng.randi(), rng.randi(), rng.randi()]
 	_headless = OS.get_name() == "Server" or not OS.can_draw()
-	for arg in OS.get_cmdline_args():
-		if arg.begins_with("--mcp-port="):
-			_port = int(arg.substr(11))
-		elif arg.begins_with("--mcp-scene="):
-			_scene = arg.substr(12)
-	if _port <= 0:
-		printerr("godot-mcp bridge: missing --mcp-port")
+	var port := OS.get_environment(PORT_ENV)
+	if port.is_valid_integer():
+		_port = int(port)
+	if _port <= 0 or _port > 65535:
+		printerr("godot-mcp bridge: missing " + PORT_ENV)
 		quit(2)
 		return
+	_scene = OS.get_environment(SCENE_ENV)
+	if _scene != "" and not _inside_res(_scene):
+		_load_error = "scene %s is not a res:// path inside the project" % _scene
 	if _scene == "":
 		_scene = str(ProjectSettings.get_setting("application/run/main_scene"))
 	_started_ms = OS.get_ticks_msec()
@@ -85,6 +89,10 @@ func _idle(_delta: float) -> bool:
 
 func _start_loading() -> void:
 	_phase = "loading"
+	if _load_error != "":
+		_phase = "serving"
+		_send_ready()
+		return
 	if _scene == "":
 		_load_error = "the project has no main scene"
 		_phase = "serving"
@@ -745,6 +753,9 @@ func _decode_value(v):
 	if t == "Object":
 		var where := str(v.get("path", ""))
 		if where.begins_with("res://"):
+			if not _inside_res(where):
+				_decode_error = "an Object path must stay inside res://: %s" % where
+				return null
 			return load(where)
 		var found = root.get_node_or_null(NodePath(where))
 		if found == null:
@@ -752,6 +763,17 @@ func _decode_value(v):
 		return found
 	_decode_error = "unknown type %s" % t
 	return null
+
+
+# A res:// path that stays inside the project: no "..", ".", empty segment or backslash (the
+# engine reads a backslash as "/"), so no spelling of it leaves res://.
+func _inside_res(path: String) -> bool:
+	if not path.begins_with("res://") or path.find("\\") != -1:
+		return false
+	for part in path.substr(6, path.length() - 6).split("/"):
+		if part == "" or part == "." or part == "..":
+			return false
+	return true
 
 
 # An int written in decimal digits (a sign allowed), exactly, in 64 bits (String.to_int is 32).

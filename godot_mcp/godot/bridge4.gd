@@ -1,7 +1,8 @@
 extends SceneTree
 # godot-mcp bridge for Godot 4.x: the same JSON-lines protocol as bridge3.gd, written against the
-# Godot 4 API. Run as `--script /abs/bridge4.gd -- --mcp-port=N [--mcp-scene=res://x.tscn]`; the
-# secret comes from the GODOT_MCP_SECRET environment variable.
+# Godot 4 API. Run as `--script /abs/bridge4.gd -- GAME_ARGS`. Its settings (GODOT_MCP_PORT,
+# GODOT_MCP_SECRET and GODOT_MCP_SCENE) come from the environment only: the command line is the
+# game's.
 # Replies: {"id": n, "ok": true, ...} or {"id": n, "ok": false, "error": outcome, "message": text}.
 # NOT RUN HERE: no Godot 4 can be installed on the machine this was written on. It is parsed by
 # gdtoolkit in the test suite (tests/godot/test_bridge4.py), which also checks that it handles every
@@ -16,6 +17,8 @@ extends SceneTree
 
 const CONNECT_TIMEOUT_MS: int = 10000
 const SECRET_ENV: String = "GODOT_MCP_SECRET"
+const PORT_ENV: String = "GODOT_MCP_PORT"
+const SCENE_ENV: String = "GODOT_MCP_SCENE"
 # Bounds of the value encoding (interface §7).
 const MAX_DEPTH: int = 8
 const MAX_ITEMS: int = 1000
@@ -109,19 +112,16 @@ func _initialize() -> void:
 	var major: int = _as_int(info.get("major", 4), 4)
 	var minor: int = _as_int(info.get("minor", 0), 0)
 	_push_to_viewport = _headless and major == 4 and minor < 4
-	var args: PackedStringArray = OS.get_cmdline_user_args()
-	var i: int = 0
-	while i < args.size():
-		var arg: String = args[i]
-		if arg.begins_with("--mcp-port="):
-			_port = arg.substr(11).to_int()
-		elif arg.begins_with("--mcp-scene="):
-			_scene = arg.substr(12)
-		i += 1
-	if _port <= 0:
-		printerr("godot-mcp bridge: missing --mcp-port")
+	var port: String = OS.get_environment(PORT_ENV)
+	if port.is_valid_int():
+		_port = port.to_int()
+	if _port <= 0 or _port > 65535:
+		printerr("godot-mcp bridge: missing " + PORT_ENV)
 		quit(2)
 		return
+	_scene = OS.get_environment(SCENE_ENV)
+	if _scene != "" and not _inside_res(_scene):
+		_load_error = "scene %s is not a res:// path inside the project" % _scene
 	if _scene == "":
 		_scene = str(ProjectSettings.get_setting("application/run/main_scene", ""))
 	_started_ms = Time.get_ticks_msec()
@@ -172,7 +172,9 @@ func _process(_delta: float) -> bool:
 
 func _start_loading() -> void:
 	_phase = "loading"
-	if _scene == "":
+	if _load_error != "":
+		pass
+	elif _scene == "":
 		_load_error = "the project has no main scene"
 	elif not ResourceLoader.exists(_scene):
 		_load_error = "scene %s does not exist" % _scene
@@ -1055,6 +1057,9 @@ func _decode(v: Variant) -> Variant:
 	if t == "Object":
 		var where: String = str(d.get("path", ""))
 		if where.begins_with("res://"):
+			if not _inside_res(where):
+				_decode_error = "an Object path must stay inside res://: %s" % where
+				return null
 			if not ResourceLoader.exists(where):
 				_decode_error = "no resource at %s" % where
 				return null
@@ -1319,6 +1324,21 @@ func _ask(value: Variant, method: String) -> Variant:
 
 
 # -- JSON values, read safely ------------------------------------------------------------------
+
+# A res:// path that stays inside the project: no "..", ".", empty segment or backslash (the
+# engine reads a backslash as "/"), so no spelling of it leaves res://.
+func _inside_res(path: String) -> bool:
+	if not path.begins_with("res://") or path.find("\\") != -1:
+		return false
+	var parts: PackedStringArray = path.substr(6).split("/")
+	var i: int = 0
+	while i < parts.size():
+		var part: String = parts[i]
+		if part == "" or part == "." or part == "..":
+			return false
+		i += 1
+	return true
+
 
 func _as_int(value: Variant, fallback: int) -> int:
 	var kind: int = typeof(value)

@@ -47,10 +47,12 @@ class Child:
         stderr: IO[bytes] | int | None = subprocess.STDOUT,
         pass_fds: Sequence[int] = (),
         cwd: str | None = None,
+        untrusted: bool = False,
     ) -> Child:
-        """Start ``argv``; raises ``OSError`` if it cannot be executed."""
+        """Start ``argv``; raises ``OSError`` if it cannot be executed. ``untrusted``: it runs
+        project code unsandboxed (:func:`procs.spawn_argv`)."""
         popen = subprocess.Popen(  # type: ignore[call-overload]
-            procs.spawn_argv(argv),
+            procs.spawn_argv(argv, untrusted),
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,

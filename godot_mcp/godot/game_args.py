@@ -1,22 +1,30 @@
 """A game's own arguments: checked, then passed after ``--``, never to the engine.
 
+Both engines rewrite every argument before anything reads it: they strip the characters up to
+space from both ends and turn ``%20`` into a space. An argument they would alter is refused,
+so what reaches the game is exactly what was asked.
+
 Godot 4 keeps everything after ``--`` for the game (``OS.get_cmdline_user_args()``). Godot 3
 has no such boundary: it still reads its own options anywhere on the line, and takes an
 argument ending in ``project.godot`` as another project and one naming a scene file as the
-scene to run, each after stripping the spaces and control characters around it. So on
-Godot 3 those are refused by name rather than letting a game argument
+scene to run. So on Godot 3 those are refused by name rather than letting a game argument
 reconfigure the engine (``--script``, ``--path``, ``--export``, ``--remote-debug`` ...).
+
+The bridge's own settings never travel on the command line (they are in the game's
+environment), so no argument, however spelled, reaches them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from godot_mcp.godot.game_errors import GameInvalid
 
 MAX_ARGS = 32
 MAX_ARG_CHARS = 256
-BRIDGE_PREFIX = "--mcp-"  # the bridge's own arguments
+_EDGE = "".join(map(chr, range(33)))  # what the engines strip from both ends of an argument
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")  # the engines decode %20; every %XX is refused
 
 # What Godot 3.x reads wherever it stands on the command line: its --help (the editor build's,
 # 3.2 to 3.6) and the options it reads without listing them.
@@ -24,6 +32,7 @@ GODOT3_OPTIONS = frozenset(
     [
         "-h",
         "--help",
+        "/?",
         "--version",
         "-v",
         "--verbose",
@@ -110,16 +119,26 @@ def check_game_args(args: Sequence[str], major: int | None) -> list[str]:
             raise GameInvalid(f"{what} is {len(arg)} characters; at most {MAX_ARG_CHARS}")
         if "\0" in arg:
             raise GameInvalid(f"{what} holds a NUL character")
-        if arg.startswith(BRIDGE_PREFIX):
-            raise GameInvalid(f"{what} begins with {BRIDGE_PREFIX}, which the server's bridge uses")
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raise GameInvalid(f"{what} is not valid UTF-8 (a lone surrogate)") from None
+        if arg != arg.strip(_EDGE):
+            raise GameInvalid(
+                f"{what} begins or ends with a space or control character, which the engine "
+                "would strip before the game sees it"
+            )
+        if _ESCAPE.search(arg):
+            raise GameInvalid(
+                f"{what} holds a %XX sequence, which the engine may decode before the game sees it"
+            )
         if (major or 3) < 4:
-            bare = arg.strip("".join(map(chr, range(33))))  # Godot 3 strips each argument
-            if bare in GODOT3_OPTIONS:
+            if arg in GODOT3_OPTIONS:
                 raise GameInvalid(
-                    f"{what} {bare!r} is an option Godot 3 reads itself, even after --; "
+                    f"{what} {arg!r} is an option Godot 3 reads itself, even after --; "
                     "spell it another way (e.g. with =value)"
                 )
-            if bare.lower().endswith(GODOT3_FILES):
+            if arg.lower().endswith(GODOT3_FILES):
                 raise GameInvalid(
                     f"{what} names a project or scene file, which Godot 3 would load itself; "
                     "use scene= for the scene"

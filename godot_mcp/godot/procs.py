@@ -9,10 +9,17 @@ command in the same process: no Python runs between fork and exec (CPython docum
 signal fires when the *thread* that forked the child exits, so children must be spawned from
 a thread that lives as long as the server (the event loop's thread); never from a
 short-lived worker. A sandboxed child also has bwrap's ``--die-with-parent``.
+
+A game runs project code outside any sandbox, as the server's user. So before the first one
+starts, the server makes itself non-dumpable (``PR_SET_DUMPABLE`` 0): the kernel then lets no
+process without ``CAP_SYS_PTRACE`` open its ``/proc/PID/environ``, ``mem`` or ``maps``, even one
+of the same user. A game started by a server running as root is given no capabilities at all
+(``setpriv`` empties its bounding and inheritable sets), so it cannot read them either.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import functools
 import os
@@ -20,12 +27,17 @@ import shutil
 import signal
 from collections.abc import Sequence
 
-__all__ = ["group_running", "kill_group", "spawn_argv", "spawn_kwargs"]
+__all__ = ["group_running", "kill_group", "protect_server", "spawn_argv", "spawn_kwargs"]
+
+_PR_SET_DUMPABLE = 4
 
 
-def spawn_argv(argv: Sequence[str]) -> list[str]:
+def spawn_argv(argv: Sequence[str], untrusted: bool = False) -> list[str]:
     """``argv`` started with the parent-death signal set; ``OSError`` (as ``Popen`` would
-    raise) when its program cannot be executed, so a missing binary fails before a fork."""
+    raise) when its program cannot be executed, so a missing binary fails before a fork.
+
+    ``untrusted``: the child runs project code unsandboxed (a game): the server is made
+    non-dumpable first, and a root server's child gets no capabilities."""
     program = argv[0]
     found = shutil.which(program)
     if found is None:
@@ -34,7 +46,23 @@ def spawn_argv(argv: Sequence[str]) -> list[str]:
     setpriv = _setpriv()
     if setpriv is None:
         raise OSError(errno.ENOENT, "setpriv (util-linux) is needed to start children", "setpriv")
-    return [setpriv, "--pdeathsig", "KILL", "--", found, *argv[1:]]
+    flags = ["--pdeathsig", "KILL"]
+    if untrusted:
+        protect_server()
+        flags += ["--inh-caps=-all", "--ambient-caps=-all"]
+        if os.geteuid() == 0:  # only root may empty the bounding set, and only root needs it
+            flags += ["--bounding-set=-all"]
+    return [setpriv, *flags, "--", found, *argv[1:]]
+
+
+@functools.cache
+def protect_server() -> None:
+    """Make this process non-dumpable, once: its environment and memory are then closed to
+    every process without ``CAP_SYS_PTRACE`` (``OSError`` if the kernel refuses)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"prctl(PR_SET_DUMPABLE): {os.strerror(error)}")
 
 
 @functools.cache

@@ -101,6 +101,7 @@ class GodotRun:
                 stderr=self.stderr,
                 pass_fds=fds,
                 cwd=str(self.cwd),
+                untrusted=self.confinement is None,
             )
         except OSError as exc:
             raise CannotStart(f"cannot start Godot: {exc.strerror or exc}") from None

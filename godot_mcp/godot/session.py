@@ -3,9 +3,10 @@
 A :class:`GameRunner` owns the sessions it started and (when the server has no ``DISPLAY``) one
 private Xvfb. Each launch listens on its own loopback port with its own secret
 (:mod:`godot_mcp.godot.bridge`) and runs ``godot --path PROJECT --audio-driver Dummy --script
-<bridge> -- --mcp-port=N``; the bridge script lives in this package and nothing is written into
-the project. Every wait is bounded; every failure is a :class:`GameError` whose message names
-no private path.
+<bridge> -- ARGS``; the bridge script lives in this package and nothing is written into the
+project. The bridge's own settings (port, secret, scene) go in the game's environment, never on
+the command line, where the game's own ``ARGS`` could reach them. Every wait is bounded;
+every failure is a :class:`GameError` whose message names no private path.
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ import anyio
 from godot_mcp.godot import engine_lines
 from godot_mcp.godot.bridge import (
     MARK_PREFIX,
+    PORT_ENV,
+    SCENE_ENV,
     SECRET_ENV,
     BridgeClosed,
     BridgeConnection,
     BridgeListener,
     keep_number_kinds,
     new_mark,
+    outside_res,
     parse_mark,
 )
 from godot_mcp.godot.capture import Capture, assemble_apng, check_png
@@ -317,6 +321,8 @@ class GameSession:
         """
         field = _VALUES.get(cmd)
         if field is not None and field in args:
+            if (path := outside_res(args[field])) is not None:
+                raise GameInvalid(f"an Object path must stay inside res://: {path[:200]}")
             args[field] = keep_number_kinds(args[field])
         return await self._call(cmd, timeout, exclusive=False, **args)
 
@@ -558,13 +564,13 @@ class GameRunner:
 
         listener = await BridgeListener.open()
         env[SECRET_ENV] = listener.secret
+        env[PORT_ENV] = str(listener.port)
+        if scene is not None:
+            env[SCENE_ENV] = scene
         argv = [*flags, "--path", str(project), "--audio-driver", "Dummy"]
         if size is not None:
             argv += ["--resolution", f"{size[0]}x{size[1]}"]
-        argv += ["--script", str(bridge_script(major)), "--", f"--mcp-port={listener.port}"]
-        if scene is not None:
-            argv.append(f"--mcp-scene={scene}")
-        argv += game_args
+        argv += ["--script", str(bridge_script(major)), "--", *game_args]
         run = GodotRun(
             binary,
             argv,

@@ -12,17 +12,31 @@ import pytest
 from godot_mcp.godot.game_args import GODOT3_OPTIONS, check_game_args
 from godot_mcp.godot.game_errors import GameInvalid
 
-GODOT3_READS = [
-    "--path",
-    " --version",
-    "--version\n",
-    "\t-s",
-    "-d",
-    "--export-pack",
-    "--skip-breakpoints",
+GODOT3_READS = ["--path", "-s", "-d", "--export-pack", "--skip-breakpoints", "/?"]
+GODOT3_LOADS = ["levels/boss.tscn", "other/project.godot", "x.TRES", "a.scn"]
+HARMLESS = [
+    "--path=/x",
+    "--Version",
+    "server",
+    "two words",
+    "",
+    "--role=client",
+    "ünï",
+    "--mcp-port=9",
+    "--mcp-scene=/tmp/x.tscn/",
+    "100%",
+    "%zz",
 ]
-GODOT3_LOADS = ["levels/boss.tscn", "other/project.godot", "x.TRES", " a.scn "]
-HARMLESS = ["--path=/x", "--Version", "server", "two words", "", "--role=client", "ünï"]
+ALTERED = {
+    " --version": "begins or ends with a space or control character",
+    "--version\n": "begins or ends with a space or control character",
+    "\t-s": "begins or ends with a space or control character",
+    " --mcp-scene=/tmp/x/evil.tscn": "begins or ends with a space or control character",
+    "x\x7f": None,  # DEL is above space: neither engine strips it
+    "%20--mcp-port=1": "holds a %XX sequence",
+    "a%2Fb": "holds a %XX sequence",
+    "a%2fb": "holds a %XX sequence",
+}
 
 
 @pytest.mark.parametrize("arg", GODOT3_READS)
@@ -39,6 +53,19 @@ def test_a_file_godot3_would_load_is_refused_there_and_kept_on_4(arg):
     assert check_game_args([arg], 4) == [arg]
 
 
+@pytest.mark.parametrize("arg", list(ALTERED))
+def test_an_argument_the_engine_would_alter_is_refused_on_both(arg):
+    """Both engines strip up to space from each end and decode %20 before the game sees an
+    argument: refused, never passed altered."""
+    for major in (3, 4):
+        if ALTERED[arg] is None:
+            assert check_game_args([arg], major) == [arg]
+            continue
+        with pytest.raises(GameInvalid) as raised:
+            check_game_args(["ok", arg], major)
+        assert raised.value.message.startswith(f"args[1] {ALTERED[arg]}")
+
+
 def test_other_arguments_pass_on_both_engines():
     for major in (3, 4):
         assert check_game_args(HARMLESS, major) == HARMLESS
@@ -50,7 +77,7 @@ def test_other_arguments_pass_on_both_engines():
         (["a"] * 33, "args holds 33 items; at most 32"),
         (["a", "b" * 257], "args[1] is 257 characters; at most 256"),
         (["a\0"], "args[0] holds a NUL character"),
-        (["--mcp-port=9"], "args[0] begins with --mcp-, which the server's bridge uses"),
+        (["\ud800"], "args[0] is not valid UTF-8 (a lone surrogate)"),
         ([3], "args[0] must be a string"),
         ("--x", "args must be a list of strings"),
     ],
