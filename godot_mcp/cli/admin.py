@@ -22,6 +22,7 @@ from godot_mcp.cli.common import (
 )
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
 from godot_mcp.errors import ConfigError, GodotMcpError, InvalidArgument
+from godot_mcp.runtime.api import sweep_dead_dumps
 from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted, sweep_dead_scratch
 from godot_mcp.store.ids import is_valid_id
 from godot_mcp.store.reconcile import ReconcileReport, StatusReport, reconcile, status
@@ -35,7 +36,11 @@ def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
         print_report(
             ReconcileReport(
                 budget_bytes=settings.limits.store_budget_bytes,
-                extra={"exports_interrupted": 0, "dead_scratch_removed": 0},
+                extra={
+                    "exports_interrupted": 0,
+                    "dead_scratch_removed": 0,
+                    "dead_api_dumps_removed": 0,
+                },
             ).as_dict(),
             args.json,
         )
@@ -45,6 +50,7 @@ def _reconcile(args: argparse.Namespace, settings: Settings) -> int:
         report = reconcile(store)
         report.extra.update(settle_interrupted(store))
         report.extra["dead_scratch_removed"] = sweep_dead_scratch(store)
+        report.extra["dead_api_dumps_removed"] = sweep_dead_dumps(store)
     finally:
         store.close()
     print_report(report.as_dict(), args.json)

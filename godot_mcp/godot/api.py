@@ -15,7 +15,9 @@ The dump runs the engine alone: in an empty temp dir as its cwd, no project, its
 in that temp dir; no code of the user's project runs. It is written into a temp dir
 inside ``<state>/api/`` and renamed into place (``<state>/api/<version-slug>/``) only when
 complete, so a server reading it sees a whole dump or none; two servers dumping at once both
-finish and the second rename loses, harmlessly.
+finish and the second rename loses, harmlessly. The temp dir is named after its owner
+(``.partial-<pid>-<start ticks>-<random>``): one whose owner is gone (a killed server's) is
+removed by :func:`sweep_partials`, at every dump, every server start and ``reconcile``.
 
 **Signatures** (as the reference writes them, the engine's own type names)::
 
@@ -29,6 +31,7 @@ finish and the second rename loses, harmlessly.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import mmap
 import os
@@ -54,10 +57,11 @@ __all__ = [
     "compiled_reference",
     "dump",
     "slug",
+    "sweep_partials",
 ]
 
 DUMP_TIMEOUT_S = 120.0
-STALE_PARTIAL_S = 3600.0  # a partial dump this old was left by a killed server
+STALE_PARTIAL_S = 3600.0  # an old-style partial dump (no start time) this old is a dead one's
 MAX_NAME = 128
 MAX_CLOSE = 5
 KINDS = ("methods", "properties", "signals", "constants", "theme_items")
@@ -180,22 +184,70 @@ class DumpReport:
     dumped: bool
 
 
-def _sweep_partials(api_dir: Path) -> None:
+PARTIAL = ".partial-"
+
+
+def _start_ticks(pid: int) -> str | None:
+    """The start time of ``pid`` in clock ticks (field 22 of ``/proc/PID/stat``), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def partial_name() -> str:
+    """A partial dump's dir name: ``.partial-<pid>-<start ticks>-<random>``, its owner being
+    this process (a pid alone can be reused; the pair names one process for the boot)."""
+    pid = os.getpid()
+    return f"{PARTIAL}{pid}-{_start_ticks(pid) or '0'}-{os.urandom(6).hex()}"
+
+
+def _owner_gone(name: str, mtime: float, now: float) -> bool:
+    """Whether the process that made the partial dump ``name`` has ended. A name of the older
+    ``.partial-<pid>-<random>`` shape carries no start time: its owner is gone when its pid
+    runs no more, or the dir is older than ``STALE_PARTIAL_S``."""
+    parts = name.removeprefix(PARTIAL).split("-")
+    if not parts[0].isdigit():
+        return True
+    pid = int(parts[0])
+    if len(parts) == 3 and parts[1].isdigit():
+        return _start_ticks(pid) != parts[1]
+    return _start_ticks(pid) is None or now - mtime > STALE_PARTIAL_S
+
+
+def sweep_partials(api_dir: Path) -> int:
+    """Remove the partial dumps in ``api_dir`` whose owner is gone (a killed server's);
+    a running server's own is left alone. Returns how many were removed."""
     now = time.time()
-    for entry in api_dir.glob(".partial-*"):
+    removed = 0
+    try:
+        entries = [e for e in os.scandir(api_dir) if e.name.startswith(PARTIAL)]
+    except OSError:
+        return 0
+    for entry in entries:
         try:
-            if now - entry.stat().st_mtime > STALE_PARTIAL_S:
-                shutil.rmtree(entry, ignore_errors=True)
+            mtime = entry.stat(follow_symlinks=False).st_mtime
         except OSError:
-            pass
+            continue
+        if not _owner_gone(entry.name, mtime, now):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+        if not os.path.lexists(entry.path):
+            removed += 1
+    return removed
 
 
 def _prepare(api_dir: Path, binary: str) -> Path:
     api_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
-    _sweep_partials(api_dir)
-    partial = Path(
-        os.path.realpath(os.fspath(api_dir / f".partial-{os.getpid()}-{os.urandom(6).hex()}"))
-    )
+    sweep_partials(api_dir)
+    partial = Path(os.path.realpath(os.fspath(api_dir / partial_name())))
     for sub in ("out", "cwd", "home"):
         (partial / sub).mkdir(parents=True, mode=0o700)
     engine = shutil.which(binary) or binary

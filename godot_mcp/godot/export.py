@@ -208,7 +208,7 @@ class ExportRunner:
         if plan is None:
             plan = tree.plan(Path(project))
         try:
-            template_fd = open_custom_template(preset, kind)
+            template_fd = open_custom_template(preset, kind, self.private)
         except TemplateRefused as exc:
             raise ExportSetupError(exc.message) from None
         try:

@@ -159,7 +159,7 @@ class GameLog:
             stream,
             level,
             self.scrub(text[:MAX_LINE]),
-            _source(text) if level != "print" else None,
+            self._source(text) if level != "print" else None,
             truncated,
             engine_lines.is_startup(text),
         )
@@ -178,8 +178,19 @@ class GameLog:
         if match is None and not _FRAME.match(text):
             return False
         if entry.source is None and entry.level != "print":
-            entry.source = _source(text)
+            entry.source = self._source(text)
         return True
+
+    def _source(self, text: str) -> tuple[str, int] | None:
+        """The project location a line names; none for a path that leaves ``res://`` or
+        names anything the scrubber would replace (a game can print any ``At:`` line)."""
+        match = _RES.search(text)
+        if match is None:
+            return None
+        path = match.group(1)
+        if any(p in ("", ".", "..") for p in path[6:].split("/")) or self.scrub(path) != path:
+            return None
+        return path, int(match.group(2))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -248,11 +259,6 @@ class GameLog:
             cut = " [truncated]" if e.truncated else ""
             rows.append(f"{e.seq:>6} {e.stream} {e.level}: {e.text}{cut}{where}")
         return "\n".join(rows) + ("\n" if rows else "")
-
-
-def _source(text: str) -> tuple[str, int] | None:
-    match = _RES.search(text)
-    return (match.group(1), int(match.group(2))) if match else None
 
 
 def encode_cursor(seq: int) -> str:

@@ -9,6 +9,14 @@ ends in ``/`` is replaced with no boundary check (the project's ``dir/`` becomin
 The values of the server's secret-looking environment variables (tokens, passwords, the
 password in a database URL; :mod:`environment`) become ``<secret>`` wherever they appear.
 
+A path is found however it is spelled: with ``//``, ``/./`` or ``x/../`` between its
+components (the spellings that normalise to it), and percent-encoded, wholly or in part, in
+either case, once or twice (``%2Fsrv%2fstate``, ``/srv%252Fstate``). Only the spelling found
+is replaced; the text around it is left as it was, never decoded. Those spellings are looked
+for only in a text that has one (a percent escape, ``/./``, ``/../``, a ``//`` not after a
+scheme's ``:``), by a second pattern compiled on first need: the common line costs one pass
+of the plain pattern.
+
 :func:`private_roots` names what is private about a state dir: the state dir itself (and so
 everything below it) and its parent. ``/``, ``/tmp`` and the home dir as such are never made
 private: texts may name them.
@@ -28,6 +36,49 @@ __all__ = ["PathPair", "Scrubber", "as_res", "private_roots"]
 
 PathPair = tuple[Path | str, str]
 _BOUNDARY = r"(?![A-Za-z0-9._-])"
+# Any spelling of a path, each character plain or percent-encoded (either case; the "%" itself
+# possibly "%25": encoded twice). Between two components: "/", "//", "/./", "/x/../".
+_PCT = "%(?:25)?"
+_SL = rf"(?:/|{_PCT}2[fF])"
+_DOT = rf"(?:\.|{_PCT}2[eE])"
+_NAME = r"(?:[^/%\n]|%(?!(?:25)?2[fF]))++"
+# Runs are bounded and never given back (possessive), so no text makes a match quadratic.
+_SEP = rf"{_SL}(?:(?:{_DOT}|{_NAME}{_SL}{_DOT}{_DOT})?{_SL}){{0,8}}+"
+_LEAD = rf"(?:{_SL}{_DOT}{{1,2}}(?={_SL})){{0,4}}+"  # "/../srv" and "/./srv" are "/srv"
+# Not followed by a name's character, plain or encoded (0-9, A-Z, a-z, ".", "-", "_").
+_BOUNDARY_ANY = (
+    _BOUNDARY + rf"(?!{_PCT}(?:2[dDeE]|3[0-9]|4[1-9a-fA-F]|5[0-9aA]|5[fF]|6[1-9a-fA-F]|7[0-9aA]))"
+)
+# A text that may spell a path otherwise than plainly: a percent escape, "/./", "/../", or
+# "//" not after a scheme's ":" ("res://" is plain).
+_ODD = re.compile(r"%[0-9A-Fa-f]{2}|/\.\.?(?:/|%)|(?<!:)//")
+
+
+def _hex_digit(d: str) -> str:
+    return d if d.isdigit() else f"[{d.lower()}{d.upper()}]"
+
+
+def _char_any(c: str) -> str:
+    """One character, as itself or percent-encoded (its UTF-8 bytes)."""
+    escaped = "".join(
+        _PCT + "".join(map(_hex_digit, f"{b:02X}")) for b in c.encode("utf-8", "surrogatepass")
+    )
+    return f"(?:{re.escape(c)}|{escaped})"
+
+
+def _path_pattern(form: str, any_spelling: bool) -> str:
+    """The pattern of the path ``form`` (absolute, or ending in ``/``): as written, with
+    ``/+`` between components; or, ``any_spelling``, every spelling that normalises or
+    percent-decodes to it."""
+    parts = form.split("/")
+    if not any_spelling:
+        body = "/+".join(map(re.escape, parts))
+        return body + ("" if form.endswith("/") else _BOUNDARY)
+    words = ["".join(map(_char_any, part)) for part in parts]
+    # The root is one slash: "file://%2Fsrv" keeps its "//".
+    absolute = form.startswith("/")
+    body = _LEAD + _SL + _SEP.join(words[1:]) if absolute else _SEP.join(words)
+    return body + ("" if form.endswith("/") else _BOUNDARY_ANY)
 
 
 class Scrubber:
@@ -51,26 +102,43 @@ class Scrubber:
                 continue
             for form in (text, os.path.abspath(text), os.path.realpath(text)):
                 forms.setdefault(form, placeholder)
-        # One group per form; "/+" between components: "/srv//state" is the same path.
-        patterns = {
-            "/+".join(map(re.escape, f.split("/"))) + ("" if f.endswith("/") else _BOUNDARY): (
-                len(f),
-                placeholder,
-            )
-            for f, placeholder in forms.items()
-        }
-        for secret in self._secrets:
-            if secret:
-                patterns.setdefault(re.escape(secret), (len(secret), "<secret>"))
-        ordered = sorted(patterns, key=lambda p: patterns[p][0], reverse=True)
-        self._placeholders = [patterns[p][1] for p in ordered]
-        self._re = re.compile("|".join(f"({p})" for p in ordered)) if ordered else None
+        # Longer paths first: a dir and the dir below it each get their own placeholder.
+        self._order = sorted(
+            [
+                *((f, p, True) for f, p in forms.items()),
+                *((s, "<secret>", False) for s in dict.fromkeys(self._secrets) if s),
+            ],
+            key=lambda item: len(item[0]),
+            reverse=True,
+        )
+        self._placeholders = [placeholder for _, placeholder, _ in self._order]
+        self._re = self._compile(any_spelling=False)
+        self._re_any: re.Pattern[str] | None = None  # compiled on first need
+
+    def _compile(self, any_spelling: bool) -> re.Pattern[str] | None:
+        """One group per form or secret, in ``_order``; None when there is nothing."""
+        if not self._order:
+            return None
+        groups = []
+        for value, _placeholder, is_path in self._order:
+            if is_path:
+                groups.append(_path_pattern(value, any_spelling))
+            elif any_spelling:
+                groups.append("".join(map(_char_any, value)))
+            else:
+                groups.append(re.escape(value))
+        return re.compile("|".join(f"({g})" for g in groups))
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every known private path replaced."""
         if self._re is None or not text:
             return text
-        return self._re.sub(lambda m: self._placeholders[(m.lastindex or 1) - 1], text)
+        pattern = self._re
+        if _ODD.search(text):
+            if self._re_any is None:
+                self._re_any = self._compile(any_spelling=True)
+            pattern = self._re_any or pattern
+        return pattern.sub(lambda m: self._placeholders[(m.lastindex or 1) - 1], text)
 
     def extended(self, pairs: Iterable[PathPair]) -> Scrubber:
         """A scrubber with these pairs added (they win over existing ones for the same path)."""

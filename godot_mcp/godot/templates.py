@@ -7,7 +7,9 @@ project content; any other is read from the machine, so it must be named by abso
 be a plausible template for the preset's platform (an ELF executable for Linux, a PE one for
 Windows, a zip for the zipped platforms). It is opened once and checked from that descriptor,
 which the export's sandbox binds read-only at ``TEMPLATE_MOUNT/<kind>``; no refusal names a
-path.
+path. A template among the server's own files is refused whatever its bytes: one that lies
+(links resolved, the path normalised) in the state dir or below it, its parent, or this
+package (``private`` roots, :func:`redact.private_roots`), so no preset can export them back.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from godot_mcp.godot.presets import Preset
+from godot_mcp.godot.redact import PathPair
 
 __all__ = [
     "TEMPLATE_DIRS",
@@ -94,16 +97,19 @@ class TemplateRefused(Exception):
         self.message = message
 
 
-def custom_template_refusal(env: Mapping[str, str], preset: Preset, kind: str) -> str | None:
+def custom_template_refusal(
+    env: Mapping[str, str], preset: Preset, kind: str, private: Iterable[PathPair] = ()
+) -> str | None:
     """Why the preset's custom template for ``kind`` may not be used, or None.
 
     A ``res://`` template is project content (judged with the snapshot). Any other one is read
-    from the machine, so it must be named by absolute path and be a plausible template for the
-    preset's platform (``open_custom_template``). ``env`` is not used (kept for callers).
+    from the machine, so it must be named by absolute path, lie outside the server's
+    ``private`` roots and be a plausible template for the preset's platform
+    (``open_custom_template``). ``env`` is not used (kept for callers).
     """
     del env
     try:
-        fd = open_custom_template(preset, kind)
+        fd = open_custom_template(preset, kind, private)
     except TemplateRefused as exc:
         return exc.message
     if fd is not None:
@@ -111,16 +117,20 @@ def custom_template_refusal(env: Mapping[str, str], preset: Preset, kind: str) -
     return None
 
 
-def open_custom_template(preset: Preset, kind: str) -> int | None:
+def open_custom_template(preset: Preset, kind: str, private: Iterable[PathPair] = ()) -> int | None:
     """A read-only descriptor of the preset's custom template named by absolute path.
 
     ``None`` when the preset names none for ``kind`` or names a ``res://`` one. Otherwise the
-    path (links followed) must name a regular file (not a directory, FIFO, device or socket:
-    it is opened ``O_PATH`` first, so opening never blocks nor wakes a device) that the server
-    can read, whose first bytes are those of a template for the preset's platform: an ELF
-    executable for Linux, a PE executable for Windows, a zip for Android, Web/HTML5, macOS, iOS
-    and UWP. ``TemplateRefused`` else, its message naming the reason and never a path (not
-    even where a link leads). The caller closes the descriptor.
+    path must not lie among the server's own files: under one of the ``private`` roots (the
+    state dir, its parent, as :func:`redact.private_roots` gives them) or this package, judged
+    on the path as written once normalised (``..``, ``//``, ``.``) and on the file the opened
+    descriptor names (every link resolved). It (links followed) must name a regular file (not
+    a directory, FIFO, device or socket: it is opened ``O_PATH`` first, so opening never
+    blocks nor wakes a device) that the server can read, whose first bytes are those of a
+    template for the preset's platform: an ELF executable for Linux, a PE executable for
+    Windows, a zip for Android, Web/HTML5, macOS, iOS and UWP. ``TemplateRefused`` else, its
+    message naming the reason and never a path (not even where a link leads). The caller
+    closes the descriptor.
     """
     custom = preset.custom_template(kind)
     if not custom or custom.startswith("res://"):
@@ -132,13 +142,22 @@ def open_custom_template(preset: Preset, kind: str) -> int | None:
             f"{where} lies outside the project and is neither a res:// path nor an absolute "
             "path; exports read nothing else"
         )
+    roots = _private_roots(private)
+    refused = TemplateRefused(
+        f"{where} is one of the server's own files (in its state dir, beside it or in its "
+        "package); exports never read them"
+    )
+    if _under(os.path.normpath(path), roots) or _under(os.path.realpath(path), roots):
+        raise refused
     try:
-        fd = _open_regular(path)
+        fd = _open_regular(path, roots)
         try:
             _check_magic(fd, preset.platform)
         except BaseException:
             os.close(fd)
             raise
+    except _Private:
+        raise refused from None
     except _NotTemplate as exc:
         raise TemplateRefused(
             f"{where} lies outside the project and is not an export template for "
@@ -151,8 +170,33 @@ class _NotTemplate(Exception):
     pass
 
 
-def _open_regular(path: str) -> int:
-    """``path`` opened read-only, refused unless (links followed) it is a regular file."""
+class _Private(Exception):
+    pass
+
+
+_PACKAGE = Path(__file__).resolve().parent.parent  # godot_mcp/
+
+
+def _private_roots(private: Iterable[PathPair]) -> list[str]:
+    """The dirs no template may lie in: each private path as given (absolute, normalised)
+    and with its links resolved, and this package. ``/`` never (it would be everything)."""
+    roots: set[str] = {str(_PACKAGE)}
+    for given, _placeholder in private:
+        text = str(given)
+        if not text.strip("/"):
+            continue
+        roots.add(os.path.normpath(os.path.abspath(text)))
+        roots.add(os.path.realpath(text))
+    return sorted(r for r in roots if r != "/")
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root + "/") for root in roots)
+
+
+def _open_regular(path: str, roots: list[str] | None = None) -> int:
+    """``path`` opened read-only, refused unless (links followed) it is a regular file;
+    ``_Private`` when the file it names lies under one of ``roots``."""
     try:
         handle = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -162,6 +206,13 @@ def _open_regular(path: str) -> int:
     except OSError as exc:
         raise _NotTemplate(f"it cannot be opened ({exc.strerror or 'error'})") from None
     try:
+        if roots:
+            try:  # where the descriptor is, every link resolved, whatever the path names now
+                named = os.readlink(f"/proc/self/fd/{handle}")
+            except OSError:
+                named = ""
+            if not named.startswith("/") or _under(named, roots):
+                raise _Private
         _require_regular(os.fstat(handle).st_mode)
         try:  # the very file the O_PATH descriptor names, whatever the path names by now
             fd = os.open(

@@ -1,5 +1,8 @@
 """``project.api``: the class reference of the engine this server runs, dumped once per
-engine version into ``<state>/api/`` and kept in memory after first use (``godot/api.py``)."""
+engine version into ``<state>/api/`` and kept in memory after first use (``godot/api.py``).
+
+A killed server's partial dump (``<state>/api/.partial-<pid>-<start>-…``) is removed when the
+next server starts, at the next dump and by ``godot-mcp-admin reconcile``; a live one's never."""
 
 from __future__ import annotations
 
@@ -8,6 +11,13 @@ import anyio
 from godot_mcp.errors import Unavailable
 from godot_mcp.godot import api
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.store.store import ArtifactStore
+
+
+def sweep_dead_dumps(store: ArtifactStore) -> int:
+    """Remove the partial class-reference dumps of server processes that are gone (judged by
+    pid and start time, so a reused pid is not taken for their owner); returns how many."""
+    return api.sweep_partials(store.layout.api_dir)
 
 
 class ApiService:
@@ -15,6 +25,7 @@ class ApiService:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
+        sweep_dead_dumps(rt.store)
         self._index: api.ApiIndex | None = None
         self._lock = anyio.Lock()
         self.last_dump: api.DumpReport | None = None

@@ -131,7 +131,7 @@ class ExportService:
             raise InvalidArgument(
                 f"preset {preset.name!r} has an export_path without a usable file name"
             )
-        refused = custom_template_refusal(dict(os.environ), preset, kind)
+        refused = custom_template_refusal(dict(os.environ), preset, kind, self.rt.private_paths())
         if refused:
             raise InvalidArgument(refused)
         runner = ExportRunner(

@@ -108,3 +108,23 @@ def test_only_a_cursor_in_its_exact_form_is_ours() -> None:
     for forged in (cursor + "!", "!" + cursor, cursor + "=", cursor + "==", "nonsense"):
         with pytest.raises(ValueError, match="invalid cursor"):
             decode_cursor(forged)
+
+
+def test_a_source_is_scrubbed_and_never_leaves_res() -> None:
+    """A game prints any ``At:`` line it likes: a location naming a private path is scrubbed,
+    and one that leaves ``res://`` is no source at all."""
+    log = GameLog(scrub=lambda s: s.replace("/srv/state", "<state>"))
+    log.feed("stderr", b"ERROR: x\n   At: res://../../srv/state/blobs/x.gd:3.\n")
+    log.feed("stderr", b"ERROR: y\n   at: f (res:///srv/state/y.gd:4)\n")
+    log.feed("stderr", b"ERROR: v res://srv/state/v.gd:5\n")
+    log.feed("stderr", b"ERROR: z res://levels/z.gd:5\n")
+    log.feed("stderr", b"ERROR: w\n   At: res://ok/./w.gd:6.\n")
+    entries = [e.as_dict() for e in log.read(None, 100).entries]
+    assert [e.get("source") for e in entries] == [
+        None,
+        None,
+        None,
+        {"path": "res://levels/z.gd", "line": 5},
+        None,
+    ]
+    assert "/srv/state" not in repr(entries)

@@ -101,6 +101,12 @@ def set_template(
     path.write_text(head + section + body + tail)
 
 
+def server_state(tmp_path: Path) -> Path:
+    """The server's state dir, one level down: its parent is private, so no template given
+    under ``tmp_path`` lies beside it."""
+    return tmp_path / "server" / "state"
+
+
 def no_templates(tmp_path: Path) -> dict[str, str]:
     """A server environment whose XDG data home holds no installed template at all."""
     empty = tmp_path / "no-templates"
@@ -211,7 +217,7 @@ async def test_a_template_copied_outside_the_project_is_used_and_checked(tmp_pat
     project = make_project(tmp_path / "project")
     set_template(project, "release", str(link), embed=embed)
     with anyio.fail_after(240):
-        async with stdio_client(project, tmp_path / "state", env=no_templates(tmp_path)) as c:
+        async with stdio_client(project, server_state(tmp_path), env=no_templates(tmp_path)) as c:
             await export_and_check(c, "release", template, tmp_path, embed=embed)
 
 
@@ -229,7 +235,7 @@ async def test_the_sandbox_sees_the_template_file_alone_not_its_folder(tmp_path)
     paths = [str(template), str(opt / "beside.txt"), f"{TEMPLATE_MOUNT}/release"]
     add_export_plugin(project, [f'"{p}"' for p in paths])
     with anyio.fail_after(240):
-        async with stdio_client(project, tmp_path / "state", env=no_templates(tmp_path)) as c:
+        async with stdio_client(project, server_state(tmp_path), env=no_templates(tmp_path)) as c:
             body = await run_export(c, "Linux/X11", "release")
             assert body["state"] == "succeeded", body
             pck = next(o for o in body["outputs"] if o["name"] == "game.pck")
@@ -296,7 +302,7 @@ def refusing(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterat
     shutil.copyfile(shutil.which(engine.release_template) or "", outside / "elf-template")
     (outside / "folder").mkdir()
     os.mkfifo(outside / "fifo")
-    served = serve_project(project, base / "state")
+    served = serve_project(project, base / "server" / "state")
     yield served
     served.http.stop()
 
@@ -344,7 +350,7 @@ async def test_a_file_that_is_not_a_template_is_refused_naming_why(
     refusing, transport, preset, kind, value, reason
 ) -> None:
     project, state = refusing.project, refusing.state_dir
-    outside = state.parent / "outside"
+    outside = project.parent / "outside"
     written = value.format(project=project, outside=outside)
     index = {"Linux/X11": 0, "Android": 2, "Windows": 3}[preset]
     original = (project / "export_presets.cfg").read_text()
