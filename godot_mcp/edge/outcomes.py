@@ -8,14 +8,11 @@ Resource reads raise JSON-RPC errors instead (``resource_error``).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp import MCPError, types
 
 from godot_mcp.errors import GodotMcpError, OutOfRange
-
-if TYPE_CHECKING:
-    from godot_mcp.edge.deps import ToolCall
 
 MAX_MESSAGE = 2000
 TOOL_OUTCOMES = (
@@ -128,20 +125,3 @@ def list_error(exc: GodotMcpError) -> MCPError:
         message=f"{outcome.capitalize()}: {message}",
         data={"outcome": outcome},
     )
-
-
-def answer_budget(call: ToolCall) -> int:
-    """Bytes of JSON a list in an answer may take: max_output_bytes less room for the rest."""
-    return call.deps.limits.max_output_bytes - 2048
-
-
-def fitting(items: list[Any], budget: int) -> int:
-    """How many leading ``items`` fit ``budget`` bytes of JSON: fewer items, never a cut one."""
-    if len(json.dumps(items, separators=(",", ":"))) <= budget:
-        return len(items)
-    size = 0
-    for i, item in enumerate(items):
-        size += len(json.dumps(item, separators=(",", ":"))) + 1
-        if size > budget:
-            return i
-    return len(items)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -12,6 +11,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
 import godot_mcp
+from godot_mcp.edge.budget import Budget
 from godot_mcp.edge.deps import ServerDeps, ToolCall, identify
 from godot_mcp.edge.outcomes import refusal, tool_result
 from godot_mcp.edge.resources import make_handlers
@@ -43,33 +43,14 @@ def shipped_tools() -> list[Tool]:
     ]
 
 
-def bounded(result: types.CallToolResult, limit: int) -> types.CallToolResult:
-    """No answer carries more than ``limit`` bytes of JSON: a larger one becomes too_large.
-
-    Tools that list (log lines, nodes, values) answer fewer items first; this is the one
-    net under all of them, so nothing is ever cut silently.
-    """
-    mirror = result.content[0] if result.content else None  # the JSON text of the answer
-    if isinstance(mirror, types.TextContent):
-        size = len(mirror.text.encode("utf-8"))
-    else:
-        size = len(json.dumps(result.structured_content, separators=(",", ":")))
-    if size <= limit:
-        return result
-    return tool_result(
-        {
-            "outcome": "too_large",
-            "message": f"the answer would be {size} bytes of JSON, over max_output_bytes "
-            f"({limit}); ask for less",
-        }
-    )
-
-
 def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
     """Build the server. ``extra_tools`` exists for tests; the shipped server has none."""
     tools = Tools([*shipped_tools(), *extra_tools], deps.names)
     deps.tools = tools
     declared = [t.declaration(deps.names) for t in tools.all]
+    ok_shapes = {t.name: t.ok_schema() for t in tools.all}
+    limit = deps.limits.max_output_bytes
+    deps.games.preview_budget = lambda: Budget(limit).image_bytes()  # one budget: §4
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -80,6 +61,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         tool = tools.find(params.name)
+        budget = Budget(limit, ctx.request_id)
         try:
             if tool is None:
                 raise InvalidArgument(f"unknown tool: {params.name[:100]}")
@@ -97,9 +79,12 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
                 generation=state.generation,
                 args=args,
             )
-            return bounded(await tool.handler(call), deps.limits.max_output_bytes)
+            result = await tool.handler(call)
+            if tool.raw_bytes:  # artifact bytes: bounded by their raw length, as resources/read
+                return result
+            return budget.bounded(result, ok_shapes[tool.name])
         except GodotMcpError as exc:
-            return bounded(refusal(deps.disclosure.shown(exc)), deps.limits.max_output_bytes)
+            return budget.bounded(refusal(deps.disclosure.shown(exc)))
         except Exception:
             log.exception("tool %s failed", params.name[:100])
             return tool_result({"outcome": "failed", "message": "internal error"})

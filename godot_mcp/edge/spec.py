@@ -14,8 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Literal
 
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.exceptions import best_match
 from mcp import types
 
 from godot_mcp.edge.outcomes import TOOL_OUTCOMES
@@ -38,7 +42,12 @@ def wire_name(name: str, style: NameStyle) -> str:
 
 @dataclass(frozen=True)
 class Arg:
-    """One argument: its JSON type, bounds and default; checked exactly as declared."""
+    """One argument: its JSON type, bounds and default; checked exactly as declared.
+
+    An optional argument given as ``null`` is absent (its schema says so: ``anyOf`` with
+    ``null``); a required one given as ``null`` is refused. Every value is checked against
+    the argument's own schema (``schema_extra`` included) before a handler sees it.
+    """
 
     name: str
     kind: Kind
@@ -50,15 +59,12 @@ class Arg:
     choices: tuple[str, ...] | None = None
     min_items: int | None = None
     max_items: int | None = None
-    nullable: bool = False
     schema_extra: Mapping[str, Any] = field(default_factory=dict)
     check: Callable[[Any], Any] | None = None  # deeper checks of arrays and objects
 
-    def schema(self) -> dict[str, Any]:
-        """The argument's JSON schema."""
+    def value_schema(self) -> dict[str, Any]:
+        """The JSON schema of a value given for this argument (``null`` aside)."""
         out: dict[str, Any] = {"type": self.kind}
-        if self.doc:
-            out["description"] = self.doc
         if self.choices is not None:
             out["enum"] = list(self.choices)
         if self.minimum is not None:
@@ -69,10 +75,22 @@ class Arg:
             out["minItems"] = self.min_items
         if self.max_items is not None:
             out["maxItems"] = self.max_items
-        if self.default is not _MISSING:
-            out["default"] = self.default
         out.update(self.schema_extra)
-        return {"anyOf": [out, {"type": "null"}]} if self.nullable else out
+        return out
+
+    def schema(self) -> dict[str, Any]:
+        """The argument's JSON schema in ``inputSchema``."""
+        value = self.value_schema()
+        out: dict[str, Any] = value if self.required else {"anyOf": [value, {"type": "null"}]}
+        if self.doc:
+            out = {**out, "description": self.doc}
+        if self.default is not _MISSING:
+            out = {**out, "default": self.default}
+        return out
+
+    @cached_property
+    def _validator(self) -> Draft202012Validator:
+        return Draft202012Validator(self.value_schema())
 
     def summary(self) -> str:
         """One line for the description: ``frames: integer 2–300, default 30``."""
@@ -92,18 +110,24 @@ class Arg:
         return f"{line} ({self.doc})" if self.doc else line
 
     def parse(self, raw: Mapping[str, Any]) -> Any:
-        """The checked value of this argument in ``raw`` (its default when absent)."""
-        if self.name not in raw or (raw[self.name] is None and not self.nullable):
+        """The checked value of this argument in ``raw`` (its default when absent or null)."""
+        value = raw.get(self.name)
+        if value is None:
             if self.required:
                 raise InvalidArgument(f"{self.name} is required")
             return None if self.default is _MISSING else self.default
-        value = raw[self.name]
-        if value is None:
-            return None
-        value = self._typed(value)
+        typed = self._typed(value)
         if self.check is not None:
-            value = self.check(value)
-        return value
+            typed = self.check(typed)  # its own messages first: they say more
+        self._validate(value)
+        return typed
+
+    def _validate(self, value: Any) -> None:
+        """``value`` against the argument's schema; the first error as one line that names
+        where it is (``args[3] is longer than 256 characters``), quoting no value."""
+        errors = list(islice(self._validator.iter_errors(value), 20))
+        if errors:
+            raise InvalidArgument(_said(self.name, best_match(errors)))
 
     def _typed(self, value: Any) -> Any:
         if self.kind == "string":
@@ -123,7 +147,7 @@ class Arg:
                 raise InvalidArgument(f"{self.name} must be a list")
             low, high = self.min_items, self.max_items
             if (low is not None and len(value) < low) or (high is not None and len(value) > high):
-                raise InvalidArgument(f"{self.name} must hold {low} to {high} items")
+                raise InvalidArgument(f"{self.name} must hold {low or 0} to {high} items")
             return value
         if not isinstance(value, dict):
             raise InvalidArgument(f"{self.name} must be an object")
@@ -144,6 +168,71 @@ class Arg:
                 bounds = ""
             raise InvalidArgument(f"{self.name} must be {noun}{bounds}")
         return value if integer else float(value)
+
+
+def _where(name: str, path: Sequence[Any]) -> str:
+    """``args[3]``, ``until.node``: where in an argument a value is (long keys cut)."""
+    out = name
+    for step in path:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif isinstance(step, str) and _KEY.fullmatch(step):
+            out += f".{step}"
+        else:
+            out += f"[{str(step)[:MAX_QUOTED]!r}]"
+    return out
+
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+MAX_QUOTED = 40  # characters of a caller's value or key a message may quote
+_TYPES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def _said(name: str, error: ValidationError) -> str:
+    """One line for a schema error, naming where it is and the rule, never the value."""
+    where = _where(name, error.absolute_path)
+    rule, bound = error.validator, error.validator_value
+    if rule == "maxLength":
+        return f"{where} is longer than {bound} characters"
+    if rule == "minLength":
+        return f"{where} is shorter than {bound} character{'s' if bound != 1 else ''}"
+    if rule == "maxItems":
+        return f"{where} holds more than {bound} items"
+    if rule == "minItems":
+        return f"{where} holds fewer than {bound} items"
+    if rule == "maxProperties":
+        return f"{where} has more than {bound} properties"
+    if rule == "minProperties":
+        return f"{where} has fewer than {bound} properties"
+    if rule == "maximum":
+        return f"{where} is more than {_num(bound)}"
+    if rule == "minimum":
+        return f"{where} is less than {_num(bound)}"
+    if rule in ("enum", "const"):
+        options = bound if rule == "enum" else [bound]
+        shown = ", ".join(str(o)[:MAX_QUOTED] for o in list(options)[:10])
+        return f"{where} must be one of {shown}"
+    if rule == "type":
+        kinds = bound if isinstance(bound, list) else [bound]
+        return f"{where} must be {' or '.join(_TYPES.get(k, str(k)) for k in kinds)}"
+    if rule == "required":
+        missing = next((p for p in bound if p not in (error.instance or {})), "?")
+        return f"{where} lacks {str(missing)[:MAX_QUOTED]!r}"
+    if rule == "additionalProperties":
+        extra = sorted(set(error.instance or {}) - set(error.schema.get("properties", {})))
+        first = str(extra[0])[:MAX_QUOTED] if extra else "?"
+        return f"{where} has an unknown property {first!r}"
+    if rule in ("oneOf", "anyOf"):
+        return f"{where} matches none of the shapes it may take"
+    return f"{where} is not valid ({str(rule)[:MAX_QUOTED]})"
 
 
 def _num(value: float) -> str:
@@ -173,6 +262,7 @@ class Tool:
     destructive: bool = False
     idempotent: bool = False
     availability: Availability = _available
+    raw_bytes: bool = False  # answers artifact bytes: bounded by their raw length (§4)
 
     def parse(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check a call's arguments against the declaration; unknown names are refused."""
@@ -195,15 +285,18 @@ class Tool:
             out["required"] = required
         return out
 
-    def output_schema(self) -> dict[str, Any]:
-        """The schema of every answer's ``structuredContent``: the ``ok`` shape or a refusal."""
-        ok = {
+    def ok_schema(self) -> dict[str, Any]:
+        """The schema of an ``ok`` answer's ``structuredContent``."""
+        return {
             "type": "object",
             "properties": {"outcome": {"const": "ok"}, **self.answer},
             "required": ["outcome", *self.required],
             "additionalProperties": False,
         }
-        return {"type": "object", "oneOf": [ok, REFUSAL_SCHEMA]}
+
+    def output_schema(self) -> dict[str, Any]:
+        """The schema of every answer's ``structuredContent``: the ``ok`` shape or a refusal."""
+        return {"type": "object", "oneOf": [self.ok_schema(), REFUSAL_SCHEMA]}
 
     def description(self, style: NameStyle) -> str:
         """What the tool does and costs, then one line per argument."""

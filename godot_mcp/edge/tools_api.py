@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp import types
 
+from godot_mcp.edge.budget import Budget, cost
 from godot_mcp.edge.deps import ServerDeps, ToolCall
-from godot_mcp.edge.outcomes import answer_budget, fitting, tool_result
+from godot_mcp.edge.outcomes import tool_result
 from godot_mcp.edge.spec import BOOLEAN, NULL, STRING, Arg, Tool
 from godot_mcp.godot.api import KINDS, MAX_NAME
 
@@ -15,23 +17,49 @@ from godot_mcp.godot.api import KINDS, MAX_NAME
 async def project_api(call: ToolCall) -> types.CallToolResult:
     answer = await call.deps.api.lookup(call.args["class"], call.args["member"])
     members = answer.get("members")
-    if isinstance(members, dict):
-        answer["members"], answer["truncated"] = _fit(members, answer_budget(call))
-    return tool_result({"outcome": "ok", **answer})
+    if not isinstance(members, dict):
+        return tool_result({"outcome": "ok", **answer})
+
+    def build(kept: dict[str, list[str]]) -> types.CallToolResult:
+        truncated = any(len(kept[kind]) < len(names) for kind, names in members.items())
+        return tool_result({"outcome": "ok", **answer, "members": kept, "truncated": truncated})
+
+    return _fit(members, build, Budget.of(call))
 
 
-def _fit(members: dict[str, list[str]], budget: int) -> tuple[dict[str, list[str]], bool]:
-    """Every kind's names, each list cut (never a name) to share ``budget`` bytes of JSON."""
-    kept: dict[str, list[str]] = {}
-    truncated = False
-    left = budget
-    for kind, names in sorted(members.items(), key=lambda kv: len(kv[1])):  # small lists whole
-        share = left // max(len(members) - len(kept), 1)
-        n = fitting(names, share)
-        kept[kind] = names[:n]
-        truncated |= n < len(names)
-        left -= len(",".join(f'"{x}"' for x in names[:n])) + 2
-    return {kind: kept[kind] for kind in members}, truncated
+def _fit(
+    members: dict[str, list[str]],
+    build: Callable[[dict[str, list[str]]], types.CallToolResult],
+    budget: Budget,
+) -> types.CallToolResult:
+    """The answer with every kind's names, each list cut (never a name) to share what the
+    budget leaves: small lists whole first, then measured once and stepped down."""
+    left = budget.room - budget.wire_size(build({kind: [] for kind in members}))
+    counts: dict[str, int] = {}
+    kinds = sorted(members, key=lambda kind: len(members[kind]))
+    for i, kind in enumerate(kinds):
+        share, used, n = left // (len(kinds) - i), 0, 0
+        for name in members[kind]:
+            c = cost(name)
+            if used + c > share:
+                break
+            used, n = used + c, n + 1
+        counts[kind], left = n, left - used
+
+    def cut() -> types.CallToolResult:
+        return build({kind: names[: counts[kind]] for kind, names in members.items()})
+
+    result = cut()
+    size = budget.wire_size(result)
+    while size > budget.room and any(counts.values()):
+        over = size - budget.room
+        kind = max(counts, key=lambda k: counts[k])
+        while counts[kind] > 0 and over > 0:
+            counts[kind] -= 1
+            over -= cost(members[kind][counts[kind]])
+        result = cut()
+        size = budget.wire_size(result)
+    return result
 
 
 def availability(deps: ServerDeps) -> str:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 from mcp import types
 
+from godot_mcp.edge.budget import Budget
 from godot_mcp.edge.deps import ServerDeps, ToolCall
-from godot_mcp.edge.outcomes import answer_budget, fitting, ok
+from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.progress import EVERY_S, Progress
 from godot_mcp.edge.spec import BOOLEAN, INTEGER, STRING, Arg, Tool
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument
@@ -51,12 +53,16 @@ async def project_check(call: ToolCall) -> types.CallToolResult:
         raise refused or Failed("the check ended without a report")
     await progress.ended(f"the check ended: {len(report.problems)} errors")
     errors = [p.as_dict() for p in report.problems]
-    kept = errors[: fitting(errors, answer_budget(call))]
-    return ok(
-        errors=kept,
-        checked={"scripts": report.scripts, "scenes": report.scenes},
-        truncated=len(kept) < len(errors) or report.more > 0,
-    )
+
+    def build(kept: Sequence[Any]) -> types.CallToolResult:
+        return ok(
+            errors=list(kept),
+            checked={"scripts": report.scripts, "scenes": report.scenes},
+            truncated=len(kept) < len(errors) or report.more > 0,
+        )
+
+    result, _ = Budget.of(call).fit_list(errors, build)
+    return result
 
 
 def availability(deps: ServerDeps) -> str:

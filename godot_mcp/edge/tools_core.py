@@ -207,5 +207,6 @@ TOOLS = [
         required=("uri", "mime_type", "offset", "length", "size", "sha256"),
         read_only=True,
         idempotent=True,
+        raw_bytes=True,
     ),
 ]

@@ -7,6 +7,7 @@ from typing import Any
 
 from mcp import types
 
+from godot_mcp.edge.budget import Budget, fit_text
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
@@ -63,7 +64,15 @@ async def export_status(call: ToolCall) -> types.CallToolResult:
         if view.state != "running":
             await progress.ended(f"the export {view.state}")
     links: list[types.ContentBlock] = [resource_link(o) for o in view.outputs]
-    return ok(links, export=describe(view))
+    export = describe(view)
+    result = ok(links, export=export)
+    budget = Budget.of(call)
+    if "log_tail" in export and not budget.fits(result):  # its last lines, as many as fit
+        without = ok(links, export={**export, "log_tail": ""})
+        room = budget.room - budget.wire_size(without)
+        export["log_tail"] = fit_text(export["log_tail"], room, keep="end")
+        result = ok(links, export=export)
+    return result
 
 
 async def export_cancel(call: ToolCall) -> types.CallToolResult:

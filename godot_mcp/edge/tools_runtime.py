@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import base64
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from mcp import types
 
+from godot_mcp.edge.budget import Budget, cost, fit_text, marker
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
-from godot_mcp.edge.outcomes import answer_budget, fitting, ok
+from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.spec import (
     ARTIFACT,
     BOOLEAN,
@@ -239,7 +242,12 @@ TOOLS = [
 
 async def log_read(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    budget = answer_budget(call)
+    budget = Budget.of(call)
+
+    def answer(lines: list[Any], next_seq: int, dropped: int, state: str) -> types.CallToolResult:
+        return ok(lines=lines, next_cursor=encode_cursor(next_seq), dropped=dropped, state=state)
+
+    widest = answer([], 1 << 62, 1 << 62, "starting")  # every field but the lines at its largest
     page, state = await call.deps.games.read_log(
         call.caller,
         a["session_id"],
@@ -247,14 +255,25 @@ async def log_read(call: ToolCall) -> types.CallToolResult:
         a["max_lines"],
         a["min_level"],
         a["wait_seconds"],
-        budget,
+        budget.taker(widest),
     )
-    return ok(
-        lines=[e.as_dict() for e in page.entries],
-        next_cursor=encode_cursor(page.next_seq),
-        dropped=page.dropped,
-        state=state,
-    )
+    lines = [e.as_dict() for e in page.entries]
+    seqs = [e.seq for e in page.entries]
+
+    def build(kept: Sequence[Any]) -> types.CallToolResult:
+        n = len(kept)  # the next read starts at the first line left out
+        next_seq = page.next_seq if n == len(lines) else seqs[n]
+        return answer(list(kept), next_seq, page.dropped, state)
+
+    result, _ = budget.fit_list(lines, build, shrink=_shorter_line)
+    return result
+
+
+def _shorter_line(line: dict[str, Any], room: int) -> dict[str, Any] | None:
+    """``line`` with its text cut to fit ``room`` bytes (flagged truncated), or None."""
+    rest = {**line, "text": "", "truncated": True}
+    left = room - cost(rest)
+    return {**rest, "text": fit_text(line["text"], left)} if left > 0 else None
 
 
 async def log_capture(call: ToolCall) -> types.CallToolResult:
@@ -413,13 +432,18 @@ async def scene_tree(call: ToolCall) -> types.CallToolResult:
         depth=a["depth"],
         max_nodes=a["max_nodes"],
     )
-    nodes = reply["nodes"][: fitting(reply["nodes"], answer_budget(call))]
-    return ok(
-        nodes=nodes,
-        total=reply["total"],
-        truncated=bool(reply["truncated"]) or len(nodes) < len(reply["nodes"]),
-        current_scene=reply.get("current_scene"),
-    )
+    found = reply["nodes"]
+
+    def build(nodes: Sequence[Any]) -> types.CallToolResult:
+        return ok(
+            nodes=list(nodes),
+            total=reply["total"],
+            truncated=bool(reply["truncated"]) or len(nodes) < len(found),
+            current_scene=reply.get("current_scene"),
+        )
+
+    result, _ = Budget.of(call).fit_list(found, build)
+    return result
 
 
 async def time_control(call: ToolCall) -> types.CallToolResult:
@@ -551,10 +575,22 @@ async def node_get(call: ToolCall) -> types.CallToolResult:
     if a["properties"]:
         args["properties"] = a["properties"]
     reply = await call.deps.games.command(call.caller, a["session_id"], "get", **args)
-    pairs = list(reply["values"].items())
-    kept = fitting(pairs, answer_budget(call))
-    values, truncated = dict(pairs[:kept]), bool(reply["truncated"]) or kept < len(pairs)
-    return ok(**{"class": reply["class"], "values": values, "truncated": truncated})
+    budget = Budget.of(call)
+    # A value larger than a whole answer stands as a marker; the others shrink as a list.
+    pairs = [
+        (k, v if cost(v) < budget.room else marker(_size(v))) for k, v in reply["values"].items()
+    ]
+
+    def build(kept: Sequence[tuple[str, Any]]) -> types.CallToolResult:
+        truncated = bool(reply["truncated"]) or len(kept) < len(pairs)
+        return ok(**{"class": reply["class"], "values": dict(kept), "truncated": truncated})
+
+    result, _ = budget.fit_list(pairs, build)
+    return result
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 async def node_set(call: ToolCall) -> types.CallToolResult:
@@ -605,7 +641,6 @@ TOOLS += [
                 min_items=1,
                 max_items=1000,
                 schema_extra={"items": {"type": "string", "maxLength": 200}},
-                check=lambda v: [str(x) for x in v],
             ),
         ),
         answer={"class": STRING, "values": {"type": "object"}, "truncated": BOOLEAN},

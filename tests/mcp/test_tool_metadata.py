@@ -97,11 +97,12 @@ async def test_declared_ranges_are_the_ones_enforced(connect: Connect) -> None:
         async with connect() as c:
             listed = {t.name: t for t in (await c.list_tools()).tools}
             rec = listed["runtime_recording_capture"]
-            frames = rec.input_schema["properties"]["frames"]
-            assert (frames["minimum"], frames["maximum"], frames["default"]) == (2, 300, 30)
+            frames = rec.input_schema["properties"]["frames"]  # optional: null means absent
+            assert frames["anyOf"][1] == {"type": "null"} and frames["default"] == 30
+            assert (frames["anyOf"][0]["minimum"], frames["anyOf"][0]["maximum"]) == (2, 300)
             assert "frames: integer 2–300, default 30" in rec.description
             wait = listed["project_export_status"].input_schema["properties"]["wait_seconds"]
-            assert (wait["minimum"], wait["maximum"]) == (0, 50)
+            assert (wait["anyOf"][0]["minimum"], wait["anyOf"][0]["maximum"]) == (0, 50)
             cases = [
                 ("runtime_recording_capture", {"session_id": "x", "frames": 301}, "frames"),
                 ("runtime_recording_capture", {"session_id": "x", "fps": 0}, "fps"),
