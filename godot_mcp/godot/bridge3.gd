@@ -162,6 +162,10 @@ func _handle(line: String) -> void:
 		_send({"id": id, "ok": true})
 		_close(0)
 	elif name == "ping":
+		# Marker lines on stderr first: once the server reads them, every line printed before
+		# is in its log.
+		for mark in cmd.get("marks", []):
+			printerr("godot-mcp-mark " + str(mark))
 		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second(),
 			"frame": Engine.get_idle_frames()})
 	elif name == "screenshot" or name == "record":

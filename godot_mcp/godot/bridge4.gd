@@ -232,6 +232,13 @@ func _handle(line: String) -> void:
 		_send({"id": id, "ok": true})
 		_close(0)
 	elif name == "ping":
+		# Marker lines on stderr first: once the server reads them, every line printed before
+		# is in its log.
+		var marks: Array = _as_array(cmd.get("marks", []))
+		var m: int = 0
+		while m < marks.size():
+			printerr("godot-mcp-mark " + str(marks[m]))
+			m += 1
 		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second(),
 			"frame": Engine.get_process_frames()})
 	elif name == "screenshot" or name == "record":

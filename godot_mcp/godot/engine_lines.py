@@ -5,23 +5,29 @@ machine's locale and audio fallbacks, and Godot 4's Vulkan probe. A Forward+ pro
 where there is no Vulkan (Xvfb, most CI) logs ``ERROR: Required extension VK_KHR_surface not
 found`` (and on some versions ``Vulkan``/``rendering device`` lines) before Godot 4.4+ falls
 back to OpenGL by itself: an error line in form, the engine's probe in fact. Such lines are
-never a reason for a failure and are marked in a game's log, never dropped.
+never a reason for a failure and are marked in a game's log, never dropped. Godot 4.6 follows
+the Vulkan line with ``ERROR: Condition "err != OK" is true. Returning: err`` (located in its
+Vulkan driver) and ``WARNING: … switching to OpenGL 3``: the first is a start-up line only
+right after the Vulkan probe (:func:`is_startup` with ``after_probe``), the second always.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["Reason", "first_reason", "is_startup", "level"]
+__all__ = ["Reason", "first_reason", "is_probe", "is_startup", "level"]
 
 _ERROR = re.compile(r"^(?:USER )?(?:SCRIPT )?ERROR: ")
 _WARNING = re.compile(r"^(?:USER )?WARNING: ")
 _PARSE = re.compile(r"Parse Error", re.IGNORECASE)
+_LOCATION = re.compile(r"^(?:At|at): ")  # the location line under an error, stripped
 _STARTUP = re.compile(
     r"^Godot Engine v|^OpenGL (?:ES|API) |V-Sync|VK_KHR_surface|^Vulkan |[Vv]ulkan .*not |"
     r"rendering device|Invalid locale '|Unsupported locale '|locale .* not supported|"
-    r"ALSA lib |AudioDriver|audio driver|PulseAudio|Using dummy audio"
+    r"ALSA lib |AudioDriver|audio driver|PulseAudio|Using dummy audio|switching to OpenGL"
 )
+_PROBE = re.compile(r"^ERROR: .*(?:VK_KHR_surface|[Vv]ulkan)")  # the renderer's probe failed
+_AFTER_PROBE = re.compile(r'^ERROR: Condition "err != OK" is true\. Returning: err$')
 # Lines of a process that failed before it could say anything of its own (the sandbox, the
 # dynamic loader, a shell): the reason when no engine error was printed.
 _FAILURE = re.compile(
@@ -39,9 +45,17 @@ def level(line: str) -> str:
     return "print"
 
 
-def is_startup(line: str) -> bool:
-    """One of the engine's start-up lines, which say nothing about the project."""
-    return bool(_STARTUP.search(line.strip()))
+def is_startup(line: str, after_probe: bool = False) -> bool:
+    """One of the engine's start-up lines, which say nothing about the project.
+    ``after_probe``: the line before it (in its stream) was the renderer's failed probe."""
+    text = line.strip()
+    return bool(_STARTUP.search(text)) or (after_probe and bool(_AFTER_PROBE.match(text)))
+
+
+def is_probe(line: str) -> bool:
+    """A start-up line of the renderer's failed probe, after which the engine's own
+    ``Condition "err != OK"`` line is a start-up line too."""
+    return is_startup(line) and bool(_PROBE.match(line.strip()))
 
 
 class Reason:
@@ -55,12 +69,16 @@ class Reason:
         self.ignore = ignore
         self._error = ""
         self._failure = ""
+        self._after_probe = False
 
     def see(self, raw: str) -> None:
         if self._error:
             return
         line = raw.strip()
-        if not line or is_startup(line) or (self.ignore is not None and self.ignore.search(line)):
+        if not line or _LOCATION.match(line):
+            return
+        after_probe, self._after_probe = self._after_probe, is_probe(line)
+        if is_startup(line, after_probe) or (self.ignore is not None and self.ignore.search(line)):
             return
         if level(line) == "error":
             self._error = line

@@ -7,6 +7,7 @@ start-up crashes are in the log too. Each line becomes an :class:`Entry`:
   within a stream, by arrival across the two);
 * ``level``: ``error`` for ``ERROR:``/``SCRIPT ERROR:``/``USER ERROR:`` lines and parse
   errors, ``warning`` for ``WARNING:``/``USER WARNING:``, else ``print``;
+* ``text`` carries no terminal escape sequences (``print_rich`` colours them);
 * ``source``: where a project error or warning happened. Godot names it on the lines that
   follow (Godot 3: ``   At: res://lab.gd:33.``; Godot 4: ``   at: _ready (res://lab.gd:33)``
   and, since 4.3, a ``GDScript backtrace`` block): those lines are folded into the entry
@@ -46,6 +47,9 @@ _AT3 = re.compile(r"^\s+At: (.*?)\.?\s*$")  # Godot 3: "   At: res://x.gd:3."
 _AT4 = re.compile(r"^\s+at: (.*)$")  # Godot 4: "   at: _ready (res://x.gd:3)"
 _FRAME = re.compile(r"^\s+(?:GDScript backtrace|\[\d+\] )")  # Godot 4.3+ backtrace lines
 _RES = re.compile(r"(res://[^\s():]+?):(\d+)")
+# Terminal escape sequences (print_rich's colours, cursor moves, titles): no information an
+# agent can use. CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \\), and two-character escapes.
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
 
 
 @dataclass
@@ -119,6 +123,7 @@ class GameLog:
         self._bytes = 0
         self._partial: dict[str, bytes] = {}
         self._last: dict[str, Entry | None] = {}
+        self._probe: dict[str, bool] = {}  # the stream's last line was the renderer's probe
         self.lock = threading.Lock()  # fed by the pipe readers' threads, read by the loop
 
     # -- feeding ---------------------------------------------------------------------------
@@ -144,7 +149,7 @@ class GameLog:
         self._partial[stream] = rest
 
     def _line(self, stream: str, raw: bytes) -> None:
-        text = raw.decode("utf-8", "replace").rstrip("\r")
+        text = _ESCAPES.sub("", raw.decode("utf-8", "replace")).rstrip("\r")
         if not text.strip():
             return
         if self.take is not None and self.take(stream, text, self.next_seq):
@@ -154,6 +159,8 @@ class GameLog:
             return
         level = engine_lines.level(text)
         truncated = len(text) > MAX_LINE
+        after_probe = self._probe.get(stream, False)
+        self._probe[stream] = engine_lines.is_probe(text)
         entry = Entry(
             self.next_seq,
             stream,
@@ -161,7 +168,7 @@ class GameLog:
             self.scrub(text[:MAX_LINE]),
             self._source(text) if level != "print" else None,
             truncated,
-            engine_lines.is_startup(text),
+            engine_lines.is_startup(text, after_probe),
         )
         self.next_seq += 1
         self.entries.append(entry)
@@ -240,10 +247,12 @@ class GameLog:
         with self.lock:
             return any(e.rank >= rank for e in self._from(seq))
 
-    def tail(self, lines: int) -> list[str]:
-        """The texts of the last ``lines`` entries."""
+    def tail(self, lines: int, telling: bool = False) -> list[str]:
+        """The texts of the last ``lines`` entries; ``telling``: only those that are not the
+        engine's start-up lines."""
         with self.lock:
-            return [e.text for e in list(self.entries)[-lines:]] if lines > 0 else []
+            kept = [e for e in self.entries if not (telling and e.startup)]
+            return [e.text for e in kept[-lines:]] if lines > 0 else []
 
     def text(self) -> str:
         """The whole kept log as text, one line per entry (for ``runtime.log.capture``)."""

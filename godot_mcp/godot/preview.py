@@ -5,19 +5,27 @@ never larger than ``max_bytes`` once encoded (it goes into the answer as base64)
 frame encodes bigger, it is scaled down again until it fits, and there is none when even a
 16 px one would not. Frames are never scaled up.
 Pure image work on Pillow; callers run it on a worker thread.
+
+Every file read here was written by a game: it is opened as ``godot/gamefiles.py`` says (under
+``root``, the session's scratch dir: no link followed, a regular file, bounded in length and
+time), and no image is decoded past the pixel budget there (``MAX_SIDE`` a side, the session's
+own size limit), checked on its header before Pillow decodes anything: a refused file raises
+``GameFailed``. Pillow's own ``Image.MAX_IMAGE_PIXELS`` is not relied on (it is global, and
+below twice its value it only warns).
 """
 
 from __future__ import annotations
 
 import io
 import math
-import mmap
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
+
+from godot_mcp.godot.gamefiles import check_pixels, open_game_file, open_game_stream, png_header
 
 MAX_CELLS = 16
 LABEL_PX = 12  # the strip under each cell that names its frame index
@@ -27,6 +35,8 @@ _MIN_PX = 16
 _GAP = (110, 110, 110)  # between cells: a frame's own dark edges stay apart
 _STRIP = (16, 16, 16)  # under a cell, behind its label
 _FAST = 1  # zlib level: previews are thrown away after one answer, speed matters more
+_CHANNELS = {"RGB": 3, "RGBA": 4}
+_STRIP_BYTES = 4 << 20  # raw pixels are read and unpacked this much at a time
 
 
 @dataclass(frozen=True)
@@ -52,14 +62,18 @@ class RawFrame:
 
 
 def downscale(
-    path: Path, max_px: int, max_bytes: int, raw: RawFrame | None = None
+    path: Path,
+    max_px: int,
+    max_bytes: int,
+    raw: RawFrame | None = None,
+    root: Path | None = None,
 ) -> Preview | None:
     """The PNG at ``path`` scaled to at most ``max_px`` on its long edge; from ``raw``, the
-    same frame's pixels, when the engine wrote them (no PNG to decode: most of the cost)."""
-    frame = _from_raw(raw) if raw is not None else None
+    same frame's pixels, when the engine wrote them (no PNG to decode: most of the cost).
+    ``root``: the scratch dir the files are in (``path``'s folder when not given)."""
+    frame = _from_raw(raw, root) if raw is not None else None
     if frame is None:
-        with Image.open(path) as image:
-            frame = _rgb(image)
+        frame = decode(path, root)
     edge = max(frame.size)
     target = min(max_px, edge)
     while True:
@@ -87,15 +101,17 @@ def sheet_columns(cells: int) -> int:
     return max(1, math.ceil(math.sqrt(cells)))
 
 
-def contact_sheet(paths: Sequence[Path], max_px: int, max_bytes: int) -> Preview | None:
+def contact_sheet(
+    paths: Sequence[Path], max_px: int, max_bytes: int, root: Path | None = None
+) -> Preview | None:
     """A grid of the frames at ``paths`` (or 16 evenly spaced), left to right then top to
     bottom, each cell labelled under it with its frame index; at most ``max_px`` wide. Each
     frame shown is decoded once; a sheet made smaller to fit is scaled from those cells."""
     shown = sheet_frames(len(paths))
     columns = sheet_columns(len(shown))
     rows = math.ceil(len(shown) / columns)
-    with Image.open(paths[0]) as first:
-        frame_w, frame_h = first.size
+    with open_game_stream(_root(paths[0], root), paths[0]) as first:
+        frame_w, frame_h = png_header(first)
     width = min(max_px, columns * frame_w + (columns - 1) * GAP_PX)
     cells: list[Image.Image] = []
     while True:
@@ -104,7 +120,7 @@ def contact_sheet(paths: Sequence[Path], max_px: int, max_bytes: int) -> Preview
         if cells:
             cells = [_resize(c, cell) for c in cells]
         else:
-            cells = [_sized(paths[index], cell) for index in shown]
+            cells = [_sized(paths[index], cell, root) for index in shown]
         sheet, boxes = _lay_out(cells, shown, columns, rows)
         png = _encode(sheet)
         if len(png) <= max_bytes:
@@ -114,9 +130,24 @@ def contact_sheet(paths: Sequence[Path], max_px: int, max_bytes: int) -> Preview
         width = int(width * _SHRINK)
 
 
-def _sized(path: Path, cell: tuple[int, int]) -> Image.Image:
-    with Image.open(path) as image:
-        frame = _rgb(image)
+def decode(path: Path, root: Path | None = None) -> Image.Image:
+    """The PNG a game wrote at ``path`` as an RGB image; ``GameFailed`` if it is not a PNG,
+    cannot be opened as the game's files are, or is past the pixel budget (read from its
+    header, then again from what Pillow parsed, before any pixel is decoded)."""
+    with open_game_stream(_root(path, root), path) as png:
+        png_header(png)
+        png.seek(0)
+        with Image.open(png, formats=["PNG"]) as image:
+            check_pixels(*image.size)  # the same bytes may have changed since: Pillow's view
+            return _rgb(image)
+
+
+def _root(path: Path, root: Path | None) -> Path:
+    return Path(path).parent if root is None else root
+
+
+def _sized(path: Path, cell: tuple[int, int], root: Path | None) -> Image.Image:
+    frame = decode(path, root)
     return frame if frame.size == cell else _resize(frame, cell)
 
 
@@ -138,25 +169,37 @@ def _lay_out(
     return sheet, tuple(boxes)
 
 
-def _from_raw(raw: RawFrame) -> Image.Image | None:
+def _from_raw(raw: RawFrame, root: Path | None = None) -> Image.Image | None:
     """The raw frame as an RGB image (alpha dropped as it is unpacked), or None when the file
-    is not what it says. Mapped, not read: the copy is the unpacking itself."""
-    channels = {"RGB": 3, "RGBA": 4}.get(raw.mode)
+    is not what it says; ``GameFailed`` when it is past the pixel budget or cannot be opened as
+    the game's files are. Read a strip of rows at a time into the image, never mapped (a game
+    truncating a mapped file would kill the server with ``SIGBUS``)."""
+    channels = _CHANNELS.get(raw.mode)
     if channels is None or raw.width <= 0 or raw.height <= 0:
         return None
-    try:
-        with open(raw.path, "rb") as f:
-            if os.fstat(f.fileno()).st_size != raw.width * raw.height * channels:
-                return None
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                rawmode = "RGBX" if channels == 4 else "RGB"
-                pixels = memoryview(data)
-                try:
-                    return Image.frombytes("RGB", (raw.width, raw.height), pixels, "raw", rawmode)
-                finally:
-                    pixels.release()
-    except (OSError, ValueError):
-        return None
+    check_pixels(raw.width, raw.height)
+    size = raw.width * raw.height * channels
+    with open_game_file(_root(raw.path, root), raw.path) as f:
+        if os.fstat(f.fileno()).st_size != size:
+            return None
+        image = Image.new("RGB", (raw.width, raw.height))
+        rawmode = "RGBX" if channels == 4 else "RGB"
+        row = raw.width * channels
+        rows = max(1, _STRIP_BYTES // row)
+        top = 0
+        while top < raw.height:
+            count = min(rows, raw.height - top)
+            strip = bytearray(row * count)
+            view = memoryview(strip)
+            got = 0
+            while got < len(strip):
+                n = f.readinto(view[got:])
+                if not n:
+                    return None  # shorter than it said: the game cut it
+                got += n
+            image.paste(Image.frombytes("RGB", (raw.width, count), strip, "raw", rawmode), (0, top))
+            top += count
+        return image
 
 
 def _rgb(image: Image.Image) -> Image.Image:

@@ -39,7 +39,13 @@ from godot_mcp.godot.bridge import (
     outside_res,
     parse_mark,
 )
-from godot_mcp.godot.capture import Capture, assemble_apng, check_png
+from godot_mcp.godot.capture import (
+    Capture,
+    Digest,
+    assemble_apng,
+    check_png,
+    check_screenshot,
+)
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.display import PrivateDisplay
 from godot_mcp.godot.game_args import check_game_args
@@ -226,17 +232,23 @@ class GameSession:
         try:
             reply = await self._call("screenshot", timeout, **args)
             (frame,) = _frames(reply, 1)
-            check_png(path, frame["width"], frame["height"])
+            given = None
+            if pixels is not None and frame["raw"] is not None:  # _frames: RGB, RGBA or None
+                given = RawFrame(pixels, frame["raw"], frame["width"], frame["height"])
+            # The game wrote these files: opened off the loop, as godot/gamefiles.py says.
+            digest, shown = await anyio.to_thread.run_sync(
+                lambda: check_screenshot(
+                    self._scratch, path, frame["width"], frame["height"], given
+                ),
+                abandon_on_cancel=True,
+            )
         except GameError as exc:
             _unlink(path, pixels)
             raise self._explain(exc) from None
         except BaseException:
             _unlink(path, pixels)
             raise
-        shown = None
-        if pixels is not None and frame["raw"] is not None:  # _frames: RGB, RGBA or None
-            shown = RawFrame(pixels, frame["raw"], frame["width"], frame["height"])
-        elif pixels is not None:
+        if pixels is not None and shown is None:
             pixels.unlink(missing_ok=True)
         return Capture(
             path=path,
@@ -246,6 +258,8 @@ class GameSession:
             frames=1,
             engine_ms=frame["ms"],
             raw=shown,
+            digest=digest,
+            root=self._scratch,
         )
 
     async def record(
@@ -271,13 +285,16 @@ class GameSession:
             if any((i["width"], i["height"]) != (width, height) for i in infos):
                 raise GameFailed("the window was resized during the recording")
 
-            def check_and_assemble() -> Preview | None:  # up to 300 frames: off the loop
+            def check_and_assemble() -> tuple[Digest, Preview | None]:  # off the loop
                 for path, info in zip(paths, infos, strict=True):
-                    check_png(path, info["width"], info["height"])
-                assemble_apng(paths, out, fps)
-                return _sheet(paths, sheet) if sheet is not None else None
+                    check_png(path, info["width"], info["height"], self._scratch)
+                digest = assemble_apng(paths, out, fps, self._scratch)
+                shown = _sheet(paths, sheet, self._scratch) if sheet is not None else None
+                return digest, shown
 
-            preview = await anyio.to_thread.run_sync(check_and_assemble)
+            digest, preview = await anyio.to_thread.run_sync(
+                check_and_assemble, abandon_on_cancel=True
+            )
         except GameError as exc:
             out.unlink(missing_ok=True)
             raise self._explain(exc) from None
@@ -298,6 +315,8 @@ class GameSession:
             frames=frames,
             engine_ms=round(sum(info["ms"] for info in infos), 3),
             preview=preview,
+            digest=digest,
+            root=self._scratch,
         )
 
     def _explain(self, exc: GameError) -> GameError:
@@ -356,6 +375,24 @@ class GameSession:
                 self._retired.pop(next(iter(self._retired)))
         begin = span[0] if span[0] is not None else start
         return reply.get("result"), self._first_error(begin, span[1])
+
+    async def _synced(self, timeout: float = MARK_WAIT) -> None:
+        """Wait (bounded) until every line the game printed to stderr so far is in its log:
+        the bridge prints a marker line there and the log reads up to it."""
+        token = new_mark()
+        span: list[int | None] = [None]
+        self._marks[token] = (span, 0)
+        try:
+            with anyio.move_on_after(timeout):
+                if self._conn is not None:
+                    await self._race(self._conn.request, "ping", marks=[token])
+                while span[0] is None:
+                    await anyio.sleep(0.001)
+        except (GameError, BridgeClosed):
+            pass  # a game that cannot answer has said what it could
+        finally:
+            self._marks.pop(token, None)
+            self._retired[token] = None
 
     def _first_error(self, begin: int, end: int | None) -> Entry | None:
         """The first error line on stderr from seq ``begin`` up to ``end`` (None: up to now)."""
@@ -416,9 +453,8 @@ class GameSession:
             raise GameFailed(f"the game session is {state}")
 
     def _exit_error(self, code: int | None, when: str = "") -> GameError:
-        tail_lines = self.log_tail(12).splitlines()
-        lines = [line for line in tail_lines if not engine_lines.is_startup(line)]
-        tail = one_line("\n".join(lines[-6:]), 400)
+        lines = self.log.tail(6, telling=True)
+        tail = one_line("\n".join(lines), 400)
         return GameFailed(f"game exited with code {code}{when}: {tail or 'no output'}")
 
     async def _race(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
@@ -455,7 +491,9 @@ class GameSession:
         self._ready = await self._race(conn.receive_type, "ready")
         if not self._ready.get("loaded"):
             reason = str(self._ready.get("error") or "the scene failed to load")
-            details = [line for line in self.log_tail(12).splitlines() if not _is_noise(line)][-3:]
+            await self._synced()  # the engine's lines of the failure, before anything is read
+            details = [line for line in self.log.tail(12, telling=True) if not _is_noise(line)]
+            details = details[-3:]
             if details:
                 reason += ": " + one_line("\n".join(details), 300)
             raise GameFailed(self._scrub(reason))
@@ -680,11 +718,11 @@ def _unlink(*paths: Path | None) -> None:
             path.unlink(missing_ok=True)
 
 
-def _sheet(paths: Sequence[Path], sheet: tuple[int, int]) -> Preview | None:
+def _sheet(paths: Sequence[Path], sheet: tuple[int, int], root: Path) -> Preview | None:
     """The contact sheet of checked frames; None (logged) if Pillow cannot make it: the
     recording itself stands without it."""
     try:
-        return contact_sheet(paths, *sheet)
+        return contact_sheet(paths, *sheet, root=root)
     except Exception:
         log.warning("the recording's contact sheet could not be made", exc_info=True)
         return None

@@ -7,10 +7,9 @@ store's private scratch dir and deleted once registered (or refused).
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from godot_mcp.errors import (
     Unavailable,
 )
 from godot_mcp.godot.capture import Capture
+from godot_mcp.godot.gamefiles import open_game_stream
 from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
 from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.preview import Preview, downscale
@@ -34,6 +34,7 @@ from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import sweep_dead_scratch
 from godot_mcp.store.binding import check_owner, unknown
 from godot_mcp.store.ids import is_valid_id, new_id
+from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
 MAX_EXITED = 16  # sessions that exited on their own kept (with their logs) per server
@@ -41,14 +42,26 @@ MAX_EXITED = 16  # sessions that exited on their own kept (with their logs) per 
 log = logging.getLogger(__name__)
 
 
-def _item(capture: Capture) -> NewArtifact:
-    return NewArtifact(
-        capture.media_type,
-        capture.path,
-        frames=capture.frames,
-        width=capture.width,
-        height=capture.height,
-    )
+def _register(
+    store: ArtifactStore, caller: Caller, generation: int, capture: Capture
+) -> ArtifactInfo:
+    """Register a capture's file (a worker thread's): opened as every file a game can reach
+    (``godot/gamefiles.py``), read no further than the bytes checked, and kept only if they
+    are still those bytes."""
+    digest = capture.digest
+    if digest is None or capture.root is None:
+        raise Failed("the capture was not checked")
+    with open_game_stream(capture.root, capture.path, limit=digest.size) as source:
+        item = NewArtifact(
+            capture.media_type,
+            source,
+            frames=capture.frames,
+            width=capture.width,
+            height=capture.height,
+            expected_sha256=digest.sha256,
+            expected_size=digest.size,
+        )
+        return store.register(caller, generation, item)
 
 
 @dataclass
@@ -162,8 +175,10 @@ class GameService:
 
         async def preview() -> None:
             try:
+                budget = self.preview_bytes
                 done["preview"] = await anyio.to_thread.run_sync(
-                    downscale, capture.path, preview_px, self.preview_bytes, capture.raw
+                    lambda: downscale(capture.path, preview_px, budget, capture.raw, capture.root),
+                    abandon_on_cancel=True,
                 )
             except Exception:  # the artifact stands without its preview
                 log.warning("a screenshot preview could not be made", exc_info=True)
@@ -171,7 +186,7 @@ class GameService:
         async def register() -> None:
             try:
                 done["info"] = await self.rt.blocking(
-                    self.rt.store.register, caller, generation, _item(capture)
+                    _register, self.rt.store, caller, generation, capture
                 )
             except Exception as exc:
                 done["error"] = exc
@@ -205,18 +220,19 @@ class GameService:
         sheet = (preview_px, self.preview_bytes) if preview_px > 0 else None
         capture = await game.record(frames, fps, sheet=sheet)
         try:
-            info = await self.rt.blocking(
-                self.rt.store.register, caller, generation, _item(capture)
-            )
+            info = await self.rt.blocking(_register, self.rt.store, caller, generation, capture)
         finally:
             Path(capture.path).unlink(missing_ok=True)
         return info, capture.preview
 
+    preview_budget: Callable[[], int] | None = None
+    """Set by whoever answers (the edge's one answer budget, §4): bytes a preview may take."""
+
     @property
     def preview_bytes(self) -> int:
-        """The most a preview PNG may take: it goes into the answer as base64, which holds
-        at most ``max_output_bytes`` of JSON with room for the rest of the answer."""
-        return max(0, (self.rt.store.limits.max_output_bytes - 4096) * 3 // 4)
+        """The most a preview PNG may take (it rides in the answer as base64): what the
+        answer's budget gives it; none without one."""
+        return max(0, self.preview_budget()) if self.preview_budget is not None else 0
 
     async def command(self, caller: Caller, session_id: str, cmd: str, **args: Any) -> dict:
         """One bridge command on the caller's session (tree, time, input), typed errors."""
@@ -260,11 +276,12 @@ class GameService:
         max_lines: int,
         min_level: str,
         wait: float,
-        budget: int,
+        take: Callable[[dict[str, Any]], bool],
     ) -> tuple[Page, str]:
         """A page of the session's log, and its state; waits up to ``wait`` s for a new line.
 
-        ``budget``: bytes of JSON the lines may take; fewer lines come back, never a cut one.
+        ``take(line)``: whether one more line (as answered) still fits the answer; the page
+        ends before the first it refuses.
         """
         managed = self.get(caller, session_id)
         try:
@@ -275,12 +292,9 @@ class GameService:
         start = after
         if wait > 0:
             await wait_for_line(log, after if after is not None else 0, min_level, wait)
-        used = 0
 
         def fits(entry: Entry) -> bool:
-            nonlocal used
-            used += len(json.dumps(entry.as_dict())) + 1
-            return used <= budget
+            return take(entry.as_dict())
 
         page = log.read(start, max_lines, min_level, fits)
         return page, managed.game.poll()

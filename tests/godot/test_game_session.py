@@ -293,6 +293,21 @@ async def test_a_scene_that_fails_to_load_is_reported_not_hung(
     assert runner.sessions == []
 
 
+async def test_a_failed_start_carries_the_engines_lines_every_time(
+    runner: GameRunner, demo_project: Path, engine: Engine
+) -> None:
+    """The reason is read once the engine's lines are in the log (the bridge marks its
+    stderr), never before the pipe reader has caught up: six starts, six explanations."""
+    (demo_project / "broken_ref.tscn").write_text("this is not a scene\n[[[")
+    for _ in range(6):
+        with anyio.fail_after(30), pytest.raises(GameFailed) as caught:
+            await runner.start(demo_project, mode="headless", scene="res://broken_ref.tscn")
+        message = caught.value.message
+        assert message.startswith("scene res://broken_ref.tscn failed to load"), message
+        assert "ERROR: " in message, message  # the engine's own lines
+    assert runner.sessions == []
+
+
 async def test_a_game_that_quits_by_itself_is_reported_with_its_exit_code(
     runner: GameRunner, demo_project: Path, engine: Engine
 ) -> None:

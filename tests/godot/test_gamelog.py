@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from godot_mcp.godot.engine_lines import first_reason
 from godot_mcp.godot.gamelog import MAX_LINE, GameLog, decode_cursor, encode_cursor
 
 
@@ -128,3 +129,49 @@ def test_a_source_is_scrubbed_and_never_leaves_res() -> None:
         None,
     ]
     assert "/srv/state" not in repr(entries)
+
+
+def test_terminal_escapes_are_left_out_of_the_text() -> None:
+    """print_rich colours its lines; the colour is nothing an agent can use."""
+    log = GameLog()
+    log.feed("stdout", b"\x1b[38;5;39mGodot\x1b[0m v4 - \x1b[4mhttps://godotengine.org\x1b[0m\n")
+    log.feed("stdout", b"\x1b]0;title\x07\x1b[1m\x1b[31mbold red\x1b[0m [x] 50%\n")
+    log.feed("stderr", b"\x1b[1;31mERROR:\x1b[0m boom\n")
+    log.feed("stdout", b"\x1b[0m\n")  # nothing but an escape: no line
+    entries = [e.as_dict() for e in log.read(None, 100).entries]
+    assert [(e["text"], e["level"]) for e in entries] == [
+        ("Godot v4 - https://godotengine.org", "print"),
+        ("bold red [x] 50%", "print"),
+        ("ERROR: boom", "error"),
+    ]
+
+
+RENDERER_FALLBACK = (
+    b"ERROR: Required extension VK_KHR_surface not found.\n"
+    b"   at: _initialize_instance_extensions (drivers/vulkan/rendering_context_driver_vulkan"
+    b".cpp:487)\n"
+    b'ERROR: Condition "err != OK" is true. Returning: err\n'
+    b"   at: initialize (drivers/vulkan/rendering_context_driver_vulkan.cpp:928)\n"
+    b"WARNING: Your video card drivers seem not to support the required Vulkan version, "
+    b"switching to OpenGL 3.\n"
+    b"     at: DisplayServerX11 (platform/linuxbsd/x11/display_server_x11.cpp:7046)\n"
+)
+
+
+def test_the_renderer_fallback_is_start_up_never_the_games_error() -> None:
+    """Godot 4.6's Forward+ fallback without Vulkan, as it prints it here: three start-up
+    lines. The same Condition line elsewhere is the game's error."""
+    log = GameLog()
+    log.feed("stderr", RENDERER_FALLBACK)
+    log.feed("stderr", b'ERROR: Condition "err != OK" is true. Returning: err\n')
+    entries = log.read(None, 100).entries
+    assert [e.startup for e in entries] == [True, True, True, False]
+    errors = log.read(None, 100, "error").entries
+    assert [e.text for e in errors] == ['ERROR: Condition "err != OK" is true. Returning: err']
+    assert log.tail(10, telling=True) == [errors[0].text]
+
+
+def test_a_runs_reason_is_never_the_renderer_fallback() -> None:
+    lines = RENDERER_FALLBACK.decode().splitlines()
+    assert first_reason(lines) == ""
+    assert first_reason([*lines, "ERROR: real trouble"]) == "ERROR: real trouble"
