@@ -29,6 +29,7 @@ naming a mark the server issued are kept out of the game's log (:func:`parse_mar
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import math
@@ -171,8 +172,10 @@ class BridgeConnection:
         self._next_id += 1
         ident = self._next_id
         self._waiting.add(ident)
+        sent = False
         try:
             await self.send({"id": ident, "cmd": cmd, **args})
+            sent = True
             while ident not in self._replies:
                 async with self._recv_lock:
                     if ident in self._replies:
@@ -182,9 +185,25 @@ class BridgeConnection:
                     if isinstance(other, int) and other in self._waiting:
                         self._replies[other] = message
             return self._replies.pop(ident)
+        except BaseException:
+            if sent and ident not in self._replies:
+                await self._cancel(ident)
+            raise
         finally:
             self._waiting.discard(ident)
             self._replies.pop(ident, None)
+
+    async def _cancel(self, ident: int) -> None:
+        """Tell the game a command's caller stopped waiting, so it drops the command (an
+        input job, a frame wait, a step) and nothing queued behind it waits for it. Its own
+        answer is not awaited; a closed connection has nothing left to cancel."""
+        self._next_id += 1
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(1),
+            contextlib.suppress(Exception),
+        ):
+            await self.send({"id": self._next_id, "cmd": "cancel", "target": ident})
 
     async def aclose(self) -> None:
         """Close the connection."""

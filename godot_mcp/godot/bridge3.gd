@@ -180,6 +180,8 @@ func _handle(line: String) -> void:
 		_cmd_node(id, name, cmd)
 	elif name == "perf":
 		_cmd_perf(id)
+	elif name == "cancel":
+		_cmd_cancel(id, cmd.get("target"))
 	else:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
 
@@ -289,6 +291,25 @@ func _cmd_time(id, cmd: Dictionary) -> void:
 		_fail(id, "invalid_argument", "unknown time action")
 		return
 	_time_reply(id)
+
+
+# The server stopped waiting for command `target`: drop it, so nothing queued behind it waits
+# for it (an input job, a frame wait, a step: a step ends paused, as it would have).
+func _cmd_cancel(id, target) -> void:
+	var dropped := false
+	for i in range(_inputs.size()):
+		if _inputs[i]["id"] == target:
+			_inputs.remove(i)
+			dropped = true
+			break
+	if _step_id != null and _step_id == target:
+		_step_id = null
+		_step_left = 0
+		paused = true
+		dropped = true
+	if dropped and not _inputs.empty():
+		_advance_inputs()
+	_send({"id": id, "ok": true, "cancelled": dropped})
 
 
 func _advance_step() -> void:

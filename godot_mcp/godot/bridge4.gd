@@ -257,6 +257,8 @@ func _handle(line: String) -> void:
 		_cmd_call(id, cmd)
 	elif name == "perf":
 		_cmd_perf(id)
+	elif name == "cancel":
+		_cmd_cancel(id, cmd.get("target"))
 	else:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
 
@@ -366,6 +368,29 @@ func _cmd_time(id: Variant, cmd: Dictionary) -> void:
 		_fail(id, "invalid_argument", "unknown time action")
 		return
 	_time_reply(id)
+
+
+# The server stopped waiting for command `target`: drop it, so nothing queued behind it waits
+# for it (an input job, a frame wait, a step: a step ends paused, as it would have).
+func _cmd_cancel(id: Variant, target: Variant) -> void:
+	var dropped: bool = false
+	var i: int = 0
+	while i < _inputs.size():
+		var job: InputJob = _inputs[i]
+		if job.id == target:
+			_inputs.remove_at(i)
+			dropped = true
+			break
+		i += 1
+	if _stepping and _step_id == target:
+		_stepping = false
+		_step_id = null
+		_step_left = 0
+		paused = true
+		dropped = true
+	if dropped and not _inputs.is_empty():
+		_advance_inputs()
+	_send({"id": id, "ok": true, "cancelled": dropped})
 
 
 func _advance_step() -> void:

@@ -1,4 +1,5 @@
-"""A project's main scene as a ``res://`` path, when Godot 4 names it by ``uid://``.
+"""A project's main scene as a ``res://`` path, when Godot 4 names it by ``uid://`` (or
+Godot 3 by a path relative to the project).
 
 Godot 4.4+ editors write ``run/main_scene="uid://b1k…"``; an agent needs the scene's path
 (``runtime.session.start`` takes ``res://``). A text scene names its own uid in its first
@@ -23,11 +24,17 @@ _HEADER = re.compile(rb'^\[gd_scene\b[^\]\n]*\buid="(uid://[a-z0-9]{1,16})"')
 
 
 def scene_path(project: Path, value: str) -> str:
-    """``value`` (a ``run/main_scene``) as a ``res://`` path when it is a uid this project's
-    scenes name; else ``value`` unchanged."""
-    if not _UID.match(value):
+    """``value`` (a ``run/main_scene``) as the ``res://`` path the engine resolves: a uid this
+    project's scenes name, or a path relative to the project (Godot 3 accepts
+    ``run/main_scene="pong.tscn"`` and loads ``res://pong.tscn``); else ``value`` unchanged."""
+    if _UID.match(value):
+        return resolve(project, value) or value
+    if "://" in value or value.startswith("/"):
         return value
-    return resolve(project, value) or value
+    parts = [p for p in value.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return value
+    return "res://" + "/".join(parts)
 
 
 def resolve(project: Path, uid: str) -> str | None:

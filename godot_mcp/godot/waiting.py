@@ -49,6 +49,16 @@ async def wait_until(
     async def frame() -> Any:
         return (await ask("ping") or {}).get("frame")
 
+    async def timed_out() -> Timeout:
+        """The timeout, with the frame reached and the game's measured rate."""
+        reply = await ask("ping") or {}
+        return Timeout(
+            f"the condition was not met within {timeout:g} s",
+            frame=reply.get("frame"),
+            fps=reply.get("fps"),
+            **last,
+        )
+
     with anyio.move_on_after(timeout):
         if "frames" in until:
             reply = await ask(
@@ -73,7 +83,9 @@ async def wait_until(
                 if reply is not None:
                     return {"frame": await frame()}
             await anyio.sleep(FRAME_S)
-    raise Timeout(f"the condition was not met within {timeout:g} s", frame=await frame(), **last)
+    # A frame wait the game still holds was cancelled there as it was abandoned (the
+    # bridge drops it), so nothing queued behind it waits for it.
+    raise await timed_out()
 
 
 async def wait_for_line(log: GameLog, since: int, min_level: str, wait: float) -> None:
