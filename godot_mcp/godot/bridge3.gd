@@ -294,7 +294,7 @@ func _cmd_time(id, cmd: Dictionary) -> void:
 
 
 # The server stopped waiting for command `target`: drop it, so nothing queued behind it waits
-# for it (an input job, a frame wait, a step: a step ends paused, as it would have).
+# for it (an input job, a frame wait, a capture, a step: a step ends paused, as it would have).
 func _cmd_cancel(id, target) -> void:
 	var dropped := false
 	for i in range(_inputs.size()):
@@ -302,6 +302,9 @@ func _cmd_cancel(id, target) -> void:
 			_inputs.remove(i)
 			dropped = true
 			break
+	if not _job.empty() and _job["id"] == target:
+		_drop_capture()
+		dropped = true
 	if _step_id != null and _step_id == target:
 		_step_id = null
 		_step_left = 0
@@ -851,6 +854,8 @@ func _begin_capture(id, name: String, cmd: Dictionary) -> void:
 	if raw_path != "" and not raw_path.is_abs_path():
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "capture paths must be absolute"})
 		return
+	# A project in low-processor mode draws only when something changes: a recording would
+	# wait for frames that never come. It draws every frame while the job runs.
 	_job = {
 		"id": id,
 		"paths": paths,
@@ -859,7 +864,9 @@ func _begin_capture(id, name: String, cmd: Dictionary) -> void:
 		"next_us": 0,
 		"frames": [],
 		"start_us": OS.get_ticks_usec(),
+		"low_processor": OS.low_processor_usage_mode,
 	}
+	OS.low_processor_usage_mode = false
 	VisualServer.connect("frame_post_draw", self, "_on_frame_post_draw")
 	if name == "screenshot":
 		# Draw now rather than waiting up to a frame for the next one.
@@ -914,10 +921,17 @@ func _on_frame_post_draw() -> void:
 
 func _finish_capture(reply: Dictionary) -> void:
 	reply["id"] = _job["id"]
+	_drop_capture()
+	_send(reply)
+
+
+func _drop_capture() -> void:
+	if _job.empty():
+		return
+	OS.low_processor_usage_mode = _job["low_processor"]
 	_job = {}
 	if VisualServer.is_connected("frame_post_draw", self, "_on_frame_post_draw"):
 		VisualServer.disconnect("frame_post_draw", self, "_on_frame_post_draw")
-	_send(reply)
 
 
 func _send(message: Dictionary) -> void:

@@ -73,6 +73,7 @@ class CaptureJob:
 	var frames: Array = []
 	var start_us: int = 0
 	var raw_path: String = ""  # a screenshot's pixels, as they are, for the server's preview
+	var low_processor: bool = false  # the project's redraw policy, given back when done
 
 
 # One input command: its events, applied in order, one event (or one frame of waiting) a frame.
@@ -371,7 +372,7 @@ func _cmd_time(id: Variant, cmd: Dictionary) -> void:
 
 
 # The server stopped waiting for command `target`: drop it, so nothing queued behind it waits
-# for it (an input job, a frame wait, a step: a step ends paused, as it would have).
+# for it (an input job, a frame wait, a capture, a step: a step ends paused, as it would have).
 func _cmd_cancel(id: Variant, target: Variant) -> void:
 	var dropped: bool = false
 	var i: int = 0
@@ -382,6 +383,9 @@ func _cmd_cancel(id: Variant, target: Variant) -> void:
 			dropped = true
 			break
 		i += 1
+	if _job != null and _job.id == target:
+		_drop_capture()
+		dropped = true
 	if _stepping and _step_id == target:
 		_stepping = false
 		_step_id = null
@@ -1451,6 +1455,10 @@ func _begin_capture(id: Variant, name: String, cmd: Dictionary) -> void:
 	job.raw_path = raw_path
 	job.interval_us = int(1000000.0 / fps)
 	job.start_us = Time.get_ticks_usec()
+	# A project in low-processor mode draws only when something changes: a recording would
+	# wait for frames that never come. It draws every frame while the job runs.
+	job.low_processor = OS.low_processor_usage_mode
+	OS.low_processor_usage_mode = false
 	_job = job
 	var err: int = RenderingServer.frame_post_draw.connect(_on_frame_post_draw)
 	if err != OK:
@@ -1570,9 +1578,16 @@ func _finish_capture(reply: Dictionary) -> void:
 	if _job == null:
 		return
 	reply["id"] = _job.id
+	_drop_capture()
+	_send(reply)
+
+
+func _drop_capture() -> void:
+	if _job == null:
+		return
+	OS.low_processor_usage_mode = _job.low_processor
 	_job = null
 	_stop_watching_frames()
-	_send(reply)
 
 
 func _stop_watching_frames() -> void:

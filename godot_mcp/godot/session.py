@@ -73,6 +73,7 @@ MODES = ("windowed", "headless")
 MIN_FRAMES, MAX_FRAMES = 2, 300
 MIN_FPS, MAX_FPS = 1, 60
 MAX_RECORD_SECONDS = 30
+MAX_RECORD_WAIT = 50  # seconds a recording may take in wall time, however slow the game
 MIN_SIZE, MAX_SIZE = 16, 8192
 EXIT_WAIT = 2.0
 MARK_WAIT = 2.0  # how long a call's end marker may trail its reply (output the pipe still holds)
@@ -98,6 +99,20 @@ def validate_scene(scene: str | None) -> str | None:
     ):
         raise GameInvalid("scene must be a res:// path to a .tscn or .scn file, without '..'")
     return scene
+
+
+def recording_bound(frames: int, fps: int, measured: float) -> float:
+    """Seconds a recording may take (§12): its frames at the slower of the asked rate and the
+    game's measured one, plus 5 s; ``invalid_argument`` past ``MAX_RECORD_WAIT`` s."""
+    rate = min(float(fps), measured) if measured > 0 else float(fps)
+    bound = frames / rate + 5
+    if bound > MAX_RECORD_WAIT:
+        raise GameInvalid(
+            f"{frames} frames at {rate:g} fps (the game runs at {measured:g} "
+            f"fps) would take {bound:.0f} s; a recording waits at most {MAX_RECORD_WAIT} s: "
+            "ask for fewer frames"
+        )
+    return bound
 
 
 def validate_recording(frames: int, fps: int) -> None:
@@ -273,13 +288,27 @@ class GameSession:
         ``sheet`` (width, bytes at most), a contact sheet of them too (``godot/preview.py``)."""
         validate_recording(frames, fps)
         self._require_capturable()
+        measured = await self._measured_fps()
         if timeout is None:
-            timeout = frames / fps + frames * 0.25 + 15
+            timeout = recording_bound(frames, fps, measured)
         work = Path(tempfile.mkdtemp(prefix="rec-", dir=self._scratch))
         out = _temp_file(self._scratch, "rec-", ".png")
         paths = [work / f"frame-{i:04d}.png" for i in range(frames)]
         try:
-            reply = await self._call("record", timeout, fps=fps, paths=[str(p) for p in paths])
+            try:
+                reply = await self._call(
+                    "record", timeout, fps=fps, paths=[str(p) for p in paths]
+                )
+            except GameTimeout:
+                # The bridge dropped the job as the call was abandoned; say how far it got.
+                got = sum(1 for p in paths if p.exists())
+                rate = await self._measured_fps()
+                raise GameTimeout(
+                    f"the recording got {got} of {frames} frames within {timeout:g} s "
+                    f"(the game runs at {rate:g} fps); nothing was registered",
+                    fps=rate,
+                    frames_captured=got,
+                ) from None
             infos = _frames(reply, frames)
             width, height = infos[0]["width"], infos[0]["height"]
             if any((i["width"], i["height"]) != (width, height) for i in infos):
@@ -318,6 +347,15 @@ class GameSession:
             digest=digest,
             root=self._scratch,
         )
+
+    async def _measured_fps(self) -> float:
+        """The game's own frame rate now (0 when it has not measured one yet)."""
+        try:
+            reply = await self._call("ping", 5, exclusive=False)
+        except GameTimeout:
+            return 0.0
+        rate = reply.get("fps")
+        return float(rate) if isinstance(rate, int | float) and rate > 0 else 0.0
 
     def _explain(self, exc: GameError) -> GameError:
         """A capture failure on a full disk says so (the engine's half-written file does not)."""
