@@ -7,6 +7,7 @@ Validation errors are ConfigError (one line, exit status 2 at the CLI edge).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 from collections.abc import Mapping
@@ -98,13 +99,14 @@ def resolve(
             raise ConfigError(f"GODOT_MCP_ALLOW_RUNTIME_WRITES must be 0 or 1, got {flag!r}")
         writes = flag == "1"
     database = _explicit(args, "database_url", "--database-url", env, "GODOT_MCP_DATABASE_URL")
-    if database is not None:
-        backend(database)  # ConfigError for anything but SQLite or PostgreSQL
+    if database is not None and backend(database) == "postgresql":  # ConfigError if neither
+        _needs_shared("--database-url", "psycopg")
     blob_store = _explicit(args, "blob_store", "--blob-store", env, "GODOT_MCP_BLOB_STORE")
     if blob_store is not None:
         from godot_mcp.store.s3 import parse_blob_store_url
 
         parse_blob_store_url(blob_store)  # ConfigError for anything but s3://BUCKET/PREFIX?…
+        _needs_shared("--blob-store", "boto3")
     state = _explicit(args, "state_dir", "--state-dir", env, "GODOT_MCP_STATE_DIR")
     state_dir = Path(state) if state else Path(platformdirs.user_state_dir("godot-mcp"))
     state_dir = state_dir.expanduser().resolve()
@@ -137,6 +139,16 @@ def resolve(
         database_url=database,
         blob_store_url=blob_store,
     )
+
+
+def _needs_shared(option: str, module: str) -> None:
+    """A shared store's driver comes with the ``shared`` extra: a ConfigError naming it when
+    ``module`` is not installed."""
+    if importlib.util.find_spec(module) is None:
+        raise ConfigError(
+            f"{option} needs the shared extra ({module} is not installed): "
+            "pip install 'mcp-server-godot[shared]'"
+        )
 
 
 def _integers(

@@ -149,6 +149,35 @@ def test_the_wheel_installs_into_a_bare_venv_and_serves(tmp_path: Path) -> None:
 
     project = tmp_path / "demo"
     shutil.copytree(ROOT / "examples" / "demo", project)
+
+    # A shared store's drivers come with the shared extra, which a plain install lacks.
+    state = str(tmp_path / "state")
+    for argv, option, module in (
+        (
+            [
+                NAME,
+                "serve",
+                "--project",
+                str(project),
+                "--database-url",
+                "postgresql+psycopg://u@127.0.0.1:1/db",
+            ],
+            "--database-url",
+            "psycopg",
+        ),
+        (["godot-mcp-admin", "status", "--blob-store", "s3://bucket/p"], "--blob-store", "boto3"),
+    ):
+        argv[0] = str(venv / "bin" / argv[0])
+        done = subprocess.run(
+            [*argv, "--state-dir", state], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert done.returncode == 2, done
+        (line,) = done.stderr.strip().splitlines()
+        assert line.endswith(
+            f": error: {option} needs the shared extra ({module} is not installed): "
+            "pip install 'mcp-server-godot[shared]'"
+        ), line
+        assert not Path(state).exists()
     params = StdioServerParameters(
         command=str(venv / "bin" / NAME),
         args=["serve", "--project", str(project), "--state-dir", str(tmp_path / "state")],
