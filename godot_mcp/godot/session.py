@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -74,6 +75,7 @@ MIN_FRAMES, MAX_FRAMES = 2, 300
 MIN_FPS, MAX_FPS = 1, 60
 MAX_RECORD_SECONDS = 30
 MAX_RECORD_WAIT = 50  # seconds a recording may take in wall time, however slow the game
+FPS_SETTLES = 2.5  # seconds after its start before a game's own frame rate means anything
 MIN_SIZE, MAX_SIZE = 16, 8192
 EXIT_WAIT = 2.0
 MARK_WAIT = 2.0  # how long a call's end marker may trail its reply (output the pipe still holds)
@@ -158,6 +160,7 @@ class GameSession:
         scratch: Path,
         scrub: Scrubber,
     ) -> None:
+        self._born = time.monotonic()
         self.mode = mode
         self._child = child
         # The marks of the calls in flight: each names its call's span and its end of it.
@@ -349,7 +352,10 @@ class GameSession:
         )
 
     async def _measured_fps(self) -> float:
-        """The game's own frame rate now (0 when it has not measured one yet)."""
+        """The game's own frame rate now (0 when it has not measured one yet: the engines
+        count frames a second at a time, and say 0 or 1 before the first count is in)."""
+        if time.monotonic() - self._born < FPS_SETTLES:
+            return 0.0
         try:
             reply = await self._call("ping", 5, exclusive=False)
         except GameTimeout:
