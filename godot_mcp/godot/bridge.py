@@ -139,7 +139,9 @@ class BridgeConnection:
         except anyio.DelimiterNotFound as exc:
             raise BridgeClosed("the game sent an over-long line") from exc
         try:
-            message = json.loads(line)
+            # Godot 3 writes a string's control characters raw (a node named "a\x01b"):
+            # read them as they are rather than losing the game for one name.
+            message = json.loads(line, strict=False)
         except ValueError as exc:
             raise BridgeClosed("the game sent a line that is not JSON") from exc
         if not isinstance(message, dict):

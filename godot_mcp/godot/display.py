@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 
+from godot_mcp.godot import environment
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.game_errors import GameFailed, GameTimeout, GameUnavailable
 
@@ -82,7 +83,9 @@ class PrivateDisplay:
                     "-auth", str(self._auth),
                 ]  # fmt: skip
                 try:
-                    self._child = Child.spawn(argv, stdout=log, pass_fds=(write_end,))
+                    # Nothing of the server's environment but the locale and PATH.
+                    env = environment.for_sandbox(os.environ)
+                    self._child = Child.spawn(argv, env=env, stdout=log, pass_fds=(write_end,))
                 except OSError as exc:
                     raise GameUnavailable(f"cannot start Xvfb: {exc.strerror}") from None
             os.close(write_end)

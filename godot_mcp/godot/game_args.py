@@ -1,8 +1,9 @@
 """A game's own arguments: checked, then passed after ``--``, never to the engine.
 
-Both engines rewrite every argument before anything reads it: they strip the characters up to
-space from both ends and turn ``%20`` into a space. An argument they would alter is refused,
-so what reaches the game is exactly what was asked.
+Both engines rewrite every argument before anything reads it: decoding it from UTF-8 drops a
+leading byte-order mark, then they strip the characters up to space from both ends and turn
+``%20`` into a space. An argument they would alter is refused, so what reaches the game (and
+what the checks below compare) is exactly what was asked.
 
 Godot 4 keeps everything after ``--`` for the game (``OS.get_cmdline_user_args()``). Godot 3
 has no such boundary: it still reads its own options anywhere on the line, and takes an
@@ -123,6 +124,11 @@ def check_game_args(args: Sequence[str], major: int | None) -> list[str]:
             arg.encode("utf-8")
         except UnicodeEncodeError:
             raise GameInvalid(f"{what} is not valid UTF-8 (a lone surrogate)") from None
+        if arg.startswith("\ufeff"):
+            raise GameInvalid(
+                f"{what} begins with a byte-order mark, which the engine drops before it reads "
+                "the argument"
+            )
         if arg != arg.strip(_EDGE):
             raise GameInvalid(
                 f"{what} begins or ends with a space or control character, which the engine "

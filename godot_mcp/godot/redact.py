@@ -25,10 +25,12 @@ private: texts may name them.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import unquote
 
 from godot_mcp.godot.environment import secret_values
 
@@ -52,6 +54,9 @@ _BOUNDARY_ANY = (
 # A text that may spell a path otherwise than plainly: a percent escape, "/./", "/../", or
 # "//" not after a scheme's ":" ("res://" is plain).
 _ODD = re.compile(r"%[0-9A-Fa-f]{2}|/\.\.?(?:/|%)|(?<!:)//")
+# A path-like token of such a text: from a slash (plain or encoded) up to white space or a
+# quote; normalised whole, whatever depth of ".." or run of slashes it holds.
+_TOKEN = re.compile(r"(?:/|%(?:25)?2[fF])[^\s\"'<>`]*")
 
 
 def _hex_digit(d: str) -> str:
@@ -138,7 +143,31 @@ class Scrubber:
             if self._re_any is None:
                 self._re_any = self._compile(any_spelling=True)
             pattern = self._re_any or pattern
-        return pattern.sub(lambda m: self._placeholders[(m.lastindex or 1) - 1], text)
+        text = pattern.sub(lambda m: self._placeholders[(m.lastindex or 1) - 1], text)
+        if pattern is not self._re:  # an odd spelling may still hide a path: normalise it
+            text = _TOKEN.sub(self._normalised, text)
+        return text
+
+    def _normalised(self, match: re.Match[str]) -> str:
+        """A path-like token of an odd line, replaced when, percent-decoded (twice at most)
+        and normalised (any ``..`` depth, any run of slashes), it names a private path."""
+        token = match.group(0)
+        if not _ODD.search(token):
+            return token
+        plain = unquote(unquote(token))
+        norm = re.sub(r"^/+", "/", posixpath.normpath(plain)) if plain.startswith("/") else ""
+        if not norm:
+            return token
+        for form, placeholder, is_path in self._order:
+            if not is_path:
+                continue
+            if form.endswith("/"):
+                if norm.startswith(form) or norm + "/" == form:
+                    return placeholder + norm[len(form) :]
+                continue
+            if norm == form or norm.startswith(form + "/"):
+                return placeholder + norm[len(form) :]
+        return token
 
     def extended(self, pairs: Iterable[PathPair]) -> Scrubber:
         """A scrubber with these pairs added (they win over existing ones for the same path)."""

@@ -34,6 +34,11 @@ ALTERED = {
     " --mcp-scene=/tmp/x/evil.tscn": "begins or ends with a space or control character",
     "x\x7f": None,  # DEL is above space: neither engine strips it
     "%20--mcp-port=1": "holds a %XX sequence",
+    "\ufeff--path": "begins with a byte-order mark",
+    "\ufeff--script": "begins with a byte-order mark",
+    "\ufeff--main-pack": "begins with a byte-order mark",
+    "\ufeff x": "begins with a byte-order mark",
+    "a\ufeff": None,  # only a leading mark is dropped
     "a%2Fb": "holds a %XX sequence",
     "a%2fb": "holds a %XX sequence",
 }

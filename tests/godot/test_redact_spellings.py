@@ -145,3 +145,21 @@ def test_a_plain_line_costs_about_what_it_did():
     per_line = (time.perf_counter() - began) / 2000
     assert per_line < 200e-6, per_line  # ~20 µs here
     assert scrub._re_any is None  # the pattern of the odd spellings was never needed
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("DOTDOT2 /tmp/a/b/../../gstate/blobs", "DOTDOT2 <state>/blobs"),
+        ("SLASHES /tmp//////////gstate/blobs x", "SLASHES <state>/blobs x"),
+        ("at /tmp/a/b/c/d/e/../../../../../gstate/store.db.", "at <state>/store.db."),
+        ("%2Ftmp%2Fa%2Fb%2F..%2F..%2Fgstate%2Fx", "<state>/x"),
+        ("/tmp/./././././././././././././gstate/x", "<state>/x"),
+        ("/tmp/a/../gstate2/x and /tmp//x", "/tmp/a/../gstate2/x and /tmp//x"),
+    ],
+)
+def test_any_depth_of_dotdot_and_any_run_of_slashes_is_scrubbed(given: str, expected: str):
+    """A state dir whose parent is public (/tmp): no <private> placeholder covers the parent,
+    so every spelling must normalise to the state dir itself to be caught."""
+    scrub = Scrubber(private_roots(Path("/tmp/gstate")), secrets=[])
+    assert scrub(given) == expected

@@ -58,6 +58,15 @@ func _ready():
 """
 
 
+CONTROL = """extends Node
+
+func _ready():
+	var odd = Node.new()
+	odd.name = "a" + char(1) + "b" + char(31)
+	add_child(odd)
+"""
+
+
 @pytest.fixture(scope="module")
 def hostile_env(
     tmp_path_factory: pytest.TempPathFactory, engine: Engine
@@ -69,6 +78,8 @@ def hostile_env(
     spy = SPY.replace("__BLOCKING__", ", true" if engine.major == 3 else "")
     (project / "spy.gd").write_text(spy)
     (project / "spy.tscn").write_text(engine.scene("spy.gd", "Node"))
+    (project / "control.gd").write_text(CONTROL)
+    (project / "control.tscn").write_text(engine.scene("control.gd", "Node"))
     (project / "probe.gd").write_text(PROBE)
     (project / "probe.tscn").write_text(engine.scene("probe.gd", "Node"))
     served = serve_project(project, base / "state", env={"GODOT_MCP_TEST_TOKEN": SECRET})
@@ -113,8 +124,10 @@ async def test_game_arguments_reach_the_game_exactly_or_are_refused(
         "--mcp-port=1\t": "begins or ends with a space or control character",
         "%20--mcp-port=1": "holds a %XX sequence",
         "a%2fb": "holds a %XX sequence",
+        "\ufeff--path": "begins with a byte-order mark",
+        "\ufeff--script": "begins with a byte-order mark",
     }
-    passed = ["--mcp-scene=/tmp/x/evil.tscn/", "--mcp-port=1", "100%", "50%-off", "a b"]
+    passed = ["--mcp-scene=/tmp/x/evil.tscn/", "--mcp-port=1", "100%", "50%-off", "a b", "a\ufeffb"]
     with anyio.fail_after(120):
         async with connect() as c:
             for arg, why in refused.items():
@@ -148,4 +161,19 @@ async def test_options_godot3_reads_itself_are_refused_there(connect: Connect, e
                 return
             sid = r.structured_content["session"]["id"]
             assert await _lines(c, sid, "GAME_ARGS ", 1) == ["GAME_ARGS </?>"]
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_control_characters_in_a_games_strings_keep_its_session(connect: Connect):
+    """Godot 3 writes a string's control characters raw in its JSON: the session reads them
+    and goes on, instead of losing its bridge over a node's name."""
+    with anyio.fail_after(120):
+        async with connect() as c:
+            start = {"mode": "headless", "scene": "res://control.tscn"}
+            sid = (await ok(c, "runtime.session.start", start))["session"]["id"]
+            tree = await ok(c, "runtime.scene.tree", {"session_id": sid, "depth": 2})
+            names = [n["name"] for n in tree["nodes"]]
+            assert "a\x01b\x1f" in names, names
+            perf = await ok(c, "runtime.perf.read", {"session_id": sid})
+            assert perf["nodes"] == tree["total"]
             await ok(c, "runtime.session.stop", {"session_id": sid})
