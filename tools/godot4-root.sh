@@ -2,8 +2,9 @@
 # Test infrastructure for Godot 4 on a Debian 12 host: Godot 4.6 (with its export templates) is
 # packaged by Debian unstable only and needs its glibc, so it runs inside a Debian sid root.
 #
-#   tools/godot4-root.sh ensure      build the root once (cached; rebuilt when missing or broken)
-#                                    and a Python venv for this checkout inside it (.venv4/)
+#   tools/godot4-root.sh ensure      build the root once (cached; rebuilt when missing or broken),
+#                                    add Godot 3.6 to it, and a Python venv for this checkout
+#                                    inside it (.venv4/)
 #   tools/godot4-root.sh run CMD...  run CMD inside the root, this checkout at the same path
 #
 # Users who have a Godot 4 binary need none of this: they point GODOT_BIN at it.
@@ -20,6 +21,9 @@ packages+=,python3,python3-venv,xvfb,xauth,bubblewrap,ca-certificates,procps,pos
 packages+=,git,mount
 # Bump when the package list changes: a root with another stamp is rebuilt.
 stamp="3 $packages"
+# Installed into a root that lacks them, without a rebuild: Godot 3.6 (sid's godot3, which does
+# not conflict with its godot 4), for the Godot 3.6 lane.
+extras="godot3 godot3-server godot3-runner"
 
 inside() {
     local binds=(--bind "$root" / --dev /dev --proc /proc --bind /tmp /tmp --bind "$repo" "$repo")
@@ -59,6 +63,18 @@ ensure() {
         [ "$(id -u)" = 0 ] || { echo "godot4-root: building the root needs root" >&2; exit 1; }
         build
         healthy || { echo "godot4-root: Godot 4 does not run in the new root" >&2; exit 1; }
+    fi
+    local missing=()
+    local pkg
+    for pkg in $extras; do
+        inside dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    if ((${#missing[@]})); then
+        [ "$(id -u)" = 0 ] || { echo "godot4-root: installing ${missing[*]} needs root" >&2; exit 1; }
+        echo "godot4-root: installing ${missing[*]} into the root" >&2
+        inside sh -c 'apt-get -o Acquire::Check-Valid-Until=false update -qq &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"' \
+            sh "${missing[@]}" >&2
     fi
     local log="$repo/.venv4.log"
     if [ ! -x "$repo/.venv4/bin/python" ]; then

@@ -29,6 +29,7 @@ def shipped_tools() -> list[Tool]:
         tools_check,
         tools_core,
         tools_export,
+        tools_import,
         tools_perf,
         tools_runtime,
     )
@@ -39,6 +40,7 @@ def shipped_tools() -> list[Tool]:
         *tools_perf.TOOLS,
         *tools_export.TOOLS,
         *tools_check.TOOLS,
+        *tools_import.TOOLS,
         *tools_api.TOOLS,
     ]
 

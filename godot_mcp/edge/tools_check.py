@@ -55,10 +55,12 @@ async def project_check(call: ToolCall) -> types.CallToolResult:
     errors = [p.as_dict() for p in report.problems]
 
     def build(kept: Sequence[Any]) -> types.CallToolResult:
+        fields: dict[str, Any] = {"warnings": list(report.warnings)} if report.warnings else {}
         return ok(
             errors=list(kept),
             checked={"scripts": report.scripts, "scenes": report.scenes},
             truncated=len(kept) < len(errors) or report.more > 0,
+            **fields,
         )
 
     result, _ = Budget.of(call).fit_list(errors, build)
@@ -95,9 +97,12 @@ TOOLS = [
         "paths) with the project's own Godot, headless, read-only: the project is "
         "not changed and no game runs. Each problem once, with its res:// path, the line for "
         "parse errors and a kind: parse (a script that does not compile), load (a scene or "
-        "resource that fails to load) or missing_dependency (a scene naming a file that does "
+        "resource that fails to load or to instantiate: a class this Godot lacks, a script "
+        "that cannot attach to its node; a C# project on a Godot that is not a .NET build, "
+        "once, on its first .cs file) or missing_dependency (a scene naming a file that does "
         "not exist; path is the scene). outcome ok whenever the check ran, errors [] when "
-        "clean; checked counts the scripts and the scenes (resources included) loaded. "
+        "clean; checked counts the scripts and the scenes (resources included) loaded; "
+        "warnings, when present, says the project was saved by a newer Godot than this one. "
         "Seconds for most projects (one Godot process, about 0.1 s a file at most); holds "
         "an export slot while it runs.",
         project_check,
@@ -116,6 +121,7 @@ TOOLS = [
             "errors": {"type": "array", "items": _ERROR},
             "checked": _CHECKED,
             "truncated": BOOLEAN,
+            "warnings": {"type": "array", "items": STRING},
         },
         required=("errors", "checked", "truncated"),
         read_only=True,

@@ -11,9 +11,10 @@ from mcp import types
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.resources import blob_contents, read_artifact
-from godot_mcp.edge.spec import INTEGER, NULL, STRING, Arg, Tool
+from godot_mcp.edge.spec import BOOLEAN, INTEGER, NULL, STRING, Arg, Tool
 from godot_mcp.godot import uids
 from godot_mcp.godot.presets import PresetsError, project_name, read_config, read_presets
+from godot_mcp.godot.project_facts import Facts, newer_engine, read_facts
 
 
 def _godot_facts(deps: ServerDeps) -> dict[str, Any]:
@@ -22,6 +23,7 @@ def _godot_facts(deps: ServerDeps) -> dict[str, Any]:
         "version": install.version,
         "headless_version": install.headless_version,
         "major": install.major,
+        "dotnet": install.dotnet,
     }
 
 
@@ -63,7 +65,14 @@ def _main_scene(project: Path) -> str | None:
     return uids.scene_path(project, scene) if isinstance(scene, str) and scene else None
 
 
+def _facts(project: Path) -> tuple[str | None, Facts]:
+    return _main_scene(project), read_facts(project)
+
+
 async def project_info(call: ToolCall) -> types.CallToolResult:
+    install = call.deps.runtime.godot
+    main_scene, facts = await anyio.to_thread.run_sync(_facts, call.deps.project)
+    newer = newer_engine(facts.features, install.version or install.headless_version)
     try:
         presets = [p.name for p in read_presets(call.deps.project)]
     except PresetsError:
@@ -72,11 +81,15 @@ async def project_info(call: ToolCall) -> types.CallToolResult:
         name = project_name(call.deps.project)
     except (OSError, PresetsError):
         name = call.deps.project.name
+    fields: dict[str, Any] = {"warnings": [newer]} if newer else {}
     return ok(
         name=name,
         generation=call.generation,
-        main_scene=await anyio.to_thread.run_sync(_main_scene, call.deps.project),
+        main_scene=main_scene,
         export_presets=presets,
+        dotnet=facts.dotnet,
+        engine_features=facts.features,
+        **fields,
     )
 
 
@@ -106,8 +119,9 @@ TOOLS = [
     Tool(
         "server.profile",
         "Server profile",
-        "Limits, capacity, transport, the Godot found, and which tools are available (and why "
-        "not). Cheap: reads no project file.",
+        "Limits, capacity, transport, the Godot found (godot.dotnet: whether it is a .NET "
+        "build, which C# projects need), and which tools are available (and why not). Cheap: "
+        "reads no project file.",
         server_profile,
         answer={
             "limits": {
@@ -143,8 +157,9 @@ TOOLS = [
                     "version": _NULLABLE_STRING,
                     "headless_version": _NULLABLE_STRING,
                     "major": {"anyOf": [INTEGER, NULL]},
+                    "dotnet": {"anyOf": [BOOLEAN, NULL]},
                 },
-                "required": ["version", "headless_version", "major"],
+                "required": ["version", "headless_version", "major", "dotnet"],
                 "additionalProperties": False,
             },
             "availability": _AVAILABILITY,
@@ -157,16 +172,29 @@ TOOLS = [
         "project.info",
         "Project info",
         "The project's name, current generation, main scene (a res:// path; Godot 4's "
-        "uid:// form resolved from the scenes' headers) and export preset names. Reads "
-        "project.godot and export_presets.cfg.",
+        "uid:// form resolved from the scenes' headers), export preset names, dotnet (whether "
+        "the project uses C#, which needs a .NET build of Godot) and engine_features (the "
+        "config/features it declares; [] on Godot 3). warnings, when present, says the project "
+        "was saved by a newer Godot than this server runs. Reads project.godot and "
+        "export_presets.cfg.",
         project_info,
         answer={
             "name": STRING,
             "generation": INTEGER,
             "main_scene": _NULLABLE_STRING,
             "export_presets": {"type": "array", "items": STRING},
+            "dotnet": BOOLEAN,
+            "engine_features": {"type": "array", "items": STRING},
+            "warnings": {"type": "array", "items": STRING},
         },
-        required=("name", "generation", "main_scene", "export_presets"),
+        required=(
+            "name",
+            "generation",
+            "main_scene",
+            "export_presets",
+            "dotnet",
+            "engine_features",
+        ),
         read_only=True,
         idempotent=True,
     ),

@@ -24,11 +24,13 @@ from godot_mcp.edge.spec import (
     Arg,
     Availability,
     Tool,
+    wire_name,
 )
 from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot import session as limits
 from godot_mcp.godot.game_args import MAX_ARG_CHARS, MAX_ARGS, check_game_args
 from godot_mcp.godot.gamelog import LEVELS, encode_cursor
+from godot_mcp.godot.imported import NeverImported
 from godot_mcp.godot.preview import Preview
 from godot_mcp.runtime.games import Managed
 from godot_mcp.store.values import ArtifactInfo
@@ -55,7 +57,12 @@ def _session(m: Managed) -> dict[str, Any]:
 
 async def session_start(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    managed = await call.deps.games.start(call.caller, a["mode"], a["scene"], a["args"])
+    try:
+        managed = await call.deps.games.start(call.caller, a["mode"], a["scene"], a["args"])
+    except NeverImported as exc:  # the import tool as tools/list names it, and if it is off
+        disabled = None if call.deps.disclosure.writes else WRITES_DISABLED
+        tool = wire_name("project.import", call.deps.names)
+        raise Unavailable(exc.worded(tool, disabled)) from None
     return ok(session=_session(managed))
 
 

@@ -32,6 +32,17 @@ are never a project error)::
                         a script error while the file loads (its scripts' ``_init``, ``setget``
                         or setters ran and failed): "m (at res://g.gd:3)"
     load                END failed, none of the above for the file (the first error line is why)
+    load                an error line while a scene is instantiated (after its INSTANCE line):
+                        a class the engine lacks, a script that cannot attach to its node
+
+Each scene that loads is also instantiated (never added to a tree) and freed, as a game would
+instantiate it: its nodes' classes are created and their scripts attached, their ``_init`` and
+setters run. A scene whose instantiation never ends is a stuck file like any other.
+
+A C# project on an engine without .NET (``Check(dotnet=False)``): its C# scripts cannot load,
+which is reported once, as ``load`` on the first ``.cs`` file ("this Godot is not a .NET
+build"); a scene or resource whose only failure is a ``.cs`` script it names is not reported
+again, nor are the files that fail because it does not load.
 
 A dependency that exists in the project but does not load (an image never imported) is a
 ``load`` problem of the scene, not a missing one; Godot 4 says so twice (the imported copy it
@@ -63,6 +74,7 @@ from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout
 from godot_mcp.godot import tree
 from godot_mcp.godot.child import Child
 from godot_mcp.godot.engine_lines import Reason, is_startup
+from godot_mcp.godot.project_facts import Facts, csharp_reason, first_csharp, read_facts
 from godot_mcp.godot.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
 
@@ -137,6 +149,7 @@ class Report:
     scripts: int
     scenes: int
     more: int = 0  # problems found past the ones kept
+    warnings: list[str] = field(default_factory=list)  # what the answer says besides problems
 
 
 def time_limit(files: int) -> float:
@@ -181,6 +194,19 @@ def select(plan: tree.Plan, paths: Sequence[str] | None) -> list[str]:
     return ["res://" + c for c in scripts + others]
 
 
+def csharp_file(plan: tree.Plan) -> str:
+    """The file a C# project's problem is reported on: its first ``.cs`` file Godot sees, else
+    its first ``.csproj``, else ``project.godot``."""
+    files = [e.rel for e in plan.entries if not e.is_dir]
+    ignored = {os.path.dirname(rel) for rel in files if os.path.basename(rel) == ".gdignore"}
+    seen = [rel for rel in files if _unseen(rel, ignored) is None]
+    found = first_csharp(seen)
+    if found is not None:
+        return found
+    projects = sorted(rel for rel in seen if "/" not in rel and rel.endswith(".csproj"))
+    return tree.res_path(projects[0]) if projects else "res://project.godot"
+
+
 def _own_names(plan: tree.Plan) -> dict[str, str]:
     """Each file's one name (project-relative): a file reached through links inside the
     project is known by its own path when that is in the project, else its first name."""
@@ -218,9 +244,14 @@ def _suffix(rel: str) -> str:
 
 def _why_not(rel: str, ignored: set[str]) -> str | None:
     """Why ``rel`` is not checked, or None when it is."""
-    parts = rel.split("/")
     if _suffix(rel) not in SCRIPTS | SCENES:
         return "not a script, scene or resource (.gd, .tscn, .scn, .tres, .res)"
+    return _unseen(rel, ignored)
+
+
+def _unseen(rel: str, ignored: set[str]) -> str | None:
+    """Why Godot's file system does not see ``rel``, or None when it does."""
+    parts = rel.split("/")
     if parts[0] in CACHES:
         return "it is in Godot's own cache"
     if any(part.startswith(".") for part in parts):
@@ -250,6 +281,7 @@ class OutputReader:
     redact: Callable[[str], str] = str
     expected: Sequence[str] = ()  # the files, in the order Godot is given them
     aliases: Mapping[str, str] = field(default_factory=dict)  # a file's other names
+    csharp: bool = False  # the project's C# scripts cannot load (reported once, elsewhere)
     problems: list[Problem] = field(default_factory=list)
     more: int = 0  # problems past MAX_PROBLEMS, counted and not kept
     done: int = 0
@@ -266,6 +298,7 @@ class OutputReader:
     _pending: str | None = None  # a script error waiting for its At: line
     _running: str | None = None  # a runtime script error waiting for its At: line
     _unimported: set[str] = field(default_factory=set)  # files with an imported copy missing
+    _instancing: bool = False  # the current file loaded and is being instantiated
 
     def feed(self, raw: str) -> None:
         line = _ANSI.sub("", raw).rstrip("\r\n")[:MAX_LINE]
@@ -303,9 +336,11 @@ class OutputReader:
             # Only the file Godot was given next: project code can print marker lines too.
             if self.next >= len(self.expected) or arg != self.expected[self.next]:
                 return
-            self.current, self._own = arg, False
+            self.current, self._own, self._instancing = arg, False, False
             self.next += 1
             self._first_error = self._any_error = None
+        elif verb == "INSTANCE":
+            self._instancing = arg == self.current and self.current is not None
         elif verb == "END":
             state, _, path = arg.partition(" ")
             if path != self.current:
@@ -313,7 +348,7 @@ class OutputReader:
             if state == "failed" and not self._own and path not in self._reported:
                 why = self._first_error or self._any_error or "Godot could not load it"
                 self._add(Problem("load", path, why))
-            self.current = None
+            self.current, self._instancing = None, False
             self.done += 1
         elif verb == "MISSING":
             owner, _, dep = arg.partition(" ")
@@ -350,6 +385,10 @@ class OutputReader:
         if error is None or _NOISE.search(line) or is_startup(line):
             return
         text = self.redact(error.group(1).strip())[:MAX_MESSAGE]
+        if self._instancing and self.current is not None and not self._own:
+            why = text.rstrip(".") + " (when the scene is instantiated)"
+            self._add(Problem("load", self.current, why))
+            return
         if self._first_error is None and self.current and self.current in line:
             self._first_error = text
         elif self._any_error is None:
@@ -369,6 +408,10 @@ class OutputReader:
     def _dependency(self, owner: str, dep: str, line: int | None) -> None:
         """``owner`` names ``dep``, which does not exist or does not load."""
         if (owner, dep) in self._missing:
+            return
+        if self.csharp and _suffix(dep) == ".cs" and dep in self.known:
+            self._reported.add(self.aliases.get(owner, owner))  # its C# script: reported once
+            self._own = self._own or owner == self.current
             return
         if len(self._missing) < 10 * MAX_PROBLEMS:  # bounded: past it, repeats are dropped
             self._missing.add((owner, dep))  # by the problems' own de-duplication
@@ -427,10 +470,15 @@ class Check:
         env: Mapping[str, str] | None = None,
         private: Iterable[PathPair] = (),
         engine: str = "Godot",
+        dotnet: bool | None = None,
     ) -> None:
-        """``engine``: how failures name the engine (``Godot 4.6.3``)."""
+        """``engine``: how failures name the engine (``Godot 4.6.3``); ``dotnet``: whether it
+        is a .NET build (``False``: a C# project's scripts cannot load)."""
         self.binary = binary
         self.engine = engine
+        self.dotnet = dotnet
+        self.csharp: str | None = None  # the file a C# project's problem is reported on
+        self.facts = Facts([], False)  # what project.godot declares; ``prepare`` reads it
         self.major = 4 if major >= 4 else 3
         self.work_dir = Path(work_dir)
         self.project = Path(project)
@@ -453,6 +501,9 @@ class Check:
         self.aliases = aliases(plan)
         self.project, self._root_id = plan.root, plan.root_id
         self.redact = self._scrubber(plan.root)
+        self.facts = read_facts(plan.root)
+        if self.dotnet is False and self.facts.dotnet:
+            self.csharp = csharp_file(plan)
         self.work_dir.mkdir(parents=True, mode=0o700)
         listing = self.work_dir / "list.txt"
         source = (Path(__file__).parent / _SCRIPT[self.major]).read_text(encoding="utf-8")
@@ -517,8 +568,15 @@ class Check:
         """
         assert self._proc is not None, "launch() first"
         reader = OutputReader(
-            self.mark, self.known, self.redact, expected=self.files, aliases=self.aliases
+            self.mark,
+            self.known,
+            self.redact,
+            expected=self.files,
+            aliases=self.aliases,
+            csharp=self.csharp is not None,
         )
+        if self.csharp is not None:
+            reader.report(Problem("load", self.csharp, csharp_reason(self.engine)))
         deadline = time.monotonic() + timeout
         restarts = 0
         while True:

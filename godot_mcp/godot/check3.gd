@@ -30,9 +30,20 @@ func _init():
 			ok = r.can_instance()
 		elif not p.ends_with(".gd"):
 			_dependencies(p)
+			if ok and r is PackedScene:
+				_instance(p, r)
 		printerr(MARK + (" END ok " if ok else " END failed ") + p)
 	printerr(MARK + " DONE")
 	quit()
+
+
+# As a game would: every node's class created and its script attached (their _init and setters
+# run), never added to a tree, then freed. Errors printed here are the scene's.
+func _instance(p, scene):
+	printerr(MARK + " INSTANCE " + p)
+	var node = scene.instance()
+	if node != null:
+		node.free()
 
 
 func _settings():

@@ -36,9 +36,20 @@ func _initialize() -> void:
 			ok = can
 		elif not p.ends_with(".gd"):
 			_dependencies(p)
+			if ok and r is PackedScene:
+				_instantiate(p, r)
 		printerr(MARK + (" END ok " if ok else " END failed ") + p)
 	printerr(MARK + " DONE")
 	quit()
+
+
+# As a game would: every node's class created and its script attached (their _init and setters
+# run), never added to a tree, then freed. Errors printed here are the scene's.
+func _instantiate(p: String, scene: Resource) -> void:
+	printerr(MARK + " INSTANCE " + p)
+	var node: Object = scene.call("instantiate")
+	if node != null:
+		node.free()
 
 
 func _settings() -> void:

@@ -3,7 +3,9 @@
 Windowed: the explicit argument, else ``GODOT_BIN``, else the first of ``godot4``, ``godot``,
 ``godot3`` on ``PATH``. Headless: the explicit argument, else ``GODOT_HEADLESS_BIN``, else the
 windowed binary itself for Godot 4 (run with ``--headless``), else ``godot3-server`` for Godot 3.
-Versions come from ``--version``, whose exit code is ignored (Godot 3.2.3 exits 255).
+Versions come from ``--version``, whose exit code is ignored (Godot 3.2.3 exits 255). A .NET
+build says so in its version: ``3.5.stable.mono.official…``, ``4.3.stable.mono.official…``
+(the ``mono`` module's part of the version string; ``dotnet`` is taken too).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ WINDOWED_CANDIDATES = ("godot4", "godot", "godot3")
 HEADLESS3_CANDIDATES = ("godot3-server", "godot-server")
 VERSION_TIMEOUT = 10.0
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\S*", re.MULTILINE)
+_DOTNET = re.compile(r"\.(?:mono|dotnet)(?:\.|$)")
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,16 @@ class GodotInstall:
     def headless_major(self) -> int | None:
         """Major version of the headless binary, if known."""
         return major_of(self.headless_version)
+
+    @property
+    def dotnet(self) -> bool | None:
+        """Whether the engine games run on is a .NET build (``None``: no version known)."""
+        return is_dotnet(self.version or self.headless_version)
+
+    @property
+    def headless_dotnet(self) -> bool | None:
+        """Whether the headless engine (checks, exports) is a .NET build."""
+        return is_dotnet(self.headless_version)
 
     @property
     def headless_name(self) -> str:
@@ -62,6 +75,14 @@ def engine_name(version: str | None) -> str:
     """``Godot 4.6.3`` for ``4.6.3.stable.debian…``; ``Godot`` when the version is unknown."""
     match = re.match(r"\s*(\d+(?:\.\d+){1,2})", version or "")
     return f"Godot {match.group(1)}" if match else "Godot"
+
+
+def is_dotnet(version: str | None) -> bool | None:
+    """Whether a version string is a .NET build's (``4.3.stable.mono.official.77dcf97d8``);
+    ``None`` for no version."""
+    if not version:
+        return None
+    return bool(_DOTNET.search(version.strip()))
 
 
 def major_of(version: str | None) -> int | None:

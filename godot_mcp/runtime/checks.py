@@ -17,8 +17,10 @@ import anyio
 from godot_mcp.errors import Failed, Unavailable
 from godot_mcp.godot import check, tree
 from godot_mcp.godot.check import Progress, Report
+from godot_mcp.godot.project_facts import newer_engine
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.exports import ExportService
+from godot_mcp.runtime.imports import ImportService, imported_copy
 from godot_mcp.runtime.owner import me
 from godot_mcp.store.ids import new_id
 
@@ -33,6 +35,7 @@ class CheckService:
         self.exports = exports
         pid, start = me()
         self.scratch = rt.store.layout.scratch_dir / "checks" / f"{pid}-{start}"
+        self.imports = ImportService(rt, exports)  # project.import, and a check's own copy
 
     def availability(self) -> str:
         return self.exports.availability()
@@ -50,24 +53,34 @@ class CheckService:
         files = check.select(plan, paths)
         with self.rt.slots.take():
             self._check_space()
+            # A never-imported project is checked on a private copy, imported first.
+            copied = await imported_copy(self.rt, plan, self.scratch / new_id(), "checked")
+            plan = copied.plan if copied is not None else plan
             job = check.Check(
                 install.headless,
                 install.headless_major or 3,
                 self.scratch / new_id(),
-                self.rt.project,
+                plan.root if copied is not None else self.rt.project,
                 private=self.rt.private_paths(),
                 engine=install.headless_name,
+                dotnet=install.headless_dotnet,
             )
             try:
                 await self.rt.blocking(job.prepare, plan, files)
                 job.launch()
-                return await job.run(check.time_limit(len(files)), progress)
+                report = await job.run(check.time_limit(len(files)), progress)
+                newer = newer_engine(job.facts.features, install.headless_version)
+                report.warnings.extend([newer] if newer else [])
+                report.warnings.extend([copied.warning] if copied is not None else [])
+                return report
             except OSError as exc:
                 raise Failed(f"the check could not be prepared: {exc.strerror or exc}") from None
             finally:
                 with anyio.CancelScope(shield=True):
                     await job.stop()
                     await self.rt.blocking(job.cleanup)
+                    if copied is not None:
+                        await self.rt.blocking(tree.remove, copied.work)
 
     def _check_space(self) -> None:
         need = SLACK

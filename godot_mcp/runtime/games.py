@@ -24,8 +24,10 @@ from godot_mcp.errors import (
 from godot_mcp.godot.capture import Capture
 from godot_mcp.godot.gamefiles import open_game_stream
 from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
+from godot_mcp.godot.imported import refuse_never_imported
 from godot_mcp.godot.locate import headless_availability, windowed_availability
 from godot_mcp.godot.preview import Preview, downscale
+from godot_mcp.godot.project_facts import refuse_csharp
 from godot_mcp.godot.session import GameRunner, GameSession, validate_recording
 from godot_mcp.godot.waiting import wait_for_line, wait_until
 from godot_mcp.runtime.context import Runtime
@@ -104,6 +106,8 @@ class GameService:
         why = self.availability(mode)
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
+        await self.rt.blocking(refuse_csharp, self.rt.project, self.rt.godot, mode)
+        await self.rt.blocking(refuse_never_imported, self.rt.project, self.rt.godot.major)
         limit = self.rt.capacity.max_game_sessions
         if self.running() + self._starting >= limit:
             raise Unavailable(

@@ -365,7 +365,9 @@ def test_godot4_export_presets_with_multiline_scripts_are_read(tmp_path: Path) -
 
 def info(project: Path) -> dict[str, Any]:
     """What ``project.info`` answers for ``project``."""
-    call = cast(ToolCall, SimpleNamespace(deps=SimpleNamespace(project=project), generation=3))
+    godot = SimpleNamespace(godot=SimpleNamespace(version="4.6.3.stable", headless_version=None))
+    deps = SimpleNamespace(project=project, runtime=godot)
+    call = cast(ToolCall, SimpleNamespace(deps=deps, generation=3))
     result = anyio.run(project_info, call)
     assert result.structured_content is not None
     return result.structured_content
@@ -384,6 +386,8 @@ def test_project_info_names_the_project_and_its_main_scene(tmp_path: Path) -> No
         "generation": 3,
         "main_scene": "res://main.tscn",
         "export_presets": [],
+        "dotnet": False,
+        "engine_features": [],
     }
     # Godot 4's main scene by uid: no scene names it yet, so it is answered as written...
     assert info(four) == {
@@ -392,6 +396,8 @@ def test_project_info_names_the_project_and_its_main_scene(tmp_path: Path) -> No
         "generation": 3,
         "main_scene": "uid://b6x3qkf0pnm2c",
         "export_presets": ["Linux", "Web"],
+        "dotnet": False,
+        "engine_features": ["4.6", "Forward Plus"],
     }
     # ...and as the path of the text scene whose header names it, once one does. Scenes
     # reached through links, in hidden folders or under a .gdignore do not count.
@@ -821,7 +827,8 @@ def test_the_project_file_each_engine_writes_parses(tmp_path: Path, engine: Engi
     assert run.returncode == 0, run.stdout + run.stderr
     text = (project / "project.godot").read_text()
     assert "Object(InputEventKey," in text, text
-    assert ("inf_neg" if four else "-inf") in text, text
+    # Godot 3.2 writes -inf; 3.6 and 4 write inf_neg.
+    assert ("-inf" if engine.version.startswith("3.2.") else "inf_neg") in text, text
     parsed = parse_config(text)
     jump = parsed["input"]["jump"]
     assert isinstance(jump, dict) and jump["deadzone"] == 0.5

@@ -44,6 +44,7 @@ async def test_no_store_call_runs_on_the_event_loop(
             await c.read_resource(listed.uri)
             await ok(c, "artifacts.read", {"uri": log["artifact"]["uri"]})
             await ok(c, "project.check")
+            await ok(c, "project.import")
             await ok(c, "project.api", {"class": "Label", "member": "text"})
             await ok(c, "project.reload")
             await ok(c, "project.info")

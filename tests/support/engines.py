@@ -1,9 +1,11 @@
-"""The two Godot engines the real tests run on, and what differs between them.
+"""The Godot engines the real tests run on, and what differs between them.
 
-Godot 3.2.3 runs on the host (Debian 12's ``godot3`` packages); Godot 4.6.3 runs inside a
-Debian sid root (``tools/godot4-root.sh``), where the whole server and its tests run natively.
-A test that takes the ``engine`` fixture runs once per engine; each lane of ``tools/test.sh``
-selects the engine it can run (``GODOT_MCP_TEST_ENGINES``) and deselects the other.
+Godot 3.2.3 runs on the host (Debian 12's ``godot3`` packages); Godot 4.6.3 and Godot 3.6.2
+run inside a Debian sid root (``tools/godot4-root.sh``), where the whole server and its tests
+run natively. A test that takes the ``engine`` fixture runs once per engine; each lane of
+``tools/test.sh`` selects the engine it can run (``GODOT_MCP_TEST_ENGINES``: 3, 4 or 36) and
+deselects the others. An engine is keyed by its lane (``3``, ``4``, ``36``); ``major`` is what
+the code under test branches on.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ class Engine:
     """One Godot engine as the tests drive it."""
 
     major: int
+    version: str  # the start of what its --version prints
+    lane: int  # GODOT_MCP_TEST_ENGINES names it so
     windowed: str
     headless: str
     release_template: str
@@ -39,7 +43,7 @@ class Engine:
 
     @property
     def name(self) -> str:
-        return f"godot{self.major}"
+        return f"godot{self.lane}"
 
     def binaries(self) -> tuple[str, ...]:
         """Every binary a real test of this engine may start."""
@@ -149,6 +153,8 @@ _RENAMES4 = (
 
 GODOT3 = Engine(
     major=3,
+    version="3.2.3.",
+    lane=3,
     windowed="godot3",
     headless="godot3-server",
     release_template="godot3-runner",
@@ -159,6 +165,8 @@ GODOT3 = Engine(
 )
 GODOT4 = Engine(
     major=4,
+    version="4.6.3.",
+    lane=4,
     windowed="godot",
     headless="godot",
     release_template="godot-template-release",
@@ -167,7 +175,10 @@ GODOT4 = Engine(
     template_names=("linux_release.x86_64", "linux_debug.x86_64"),
     demo=REPO / "examples" / "demo",
 )
-ENGINES = {3: GODOT3, 4: GODOT4}
+GODOT36 = dataclasses.replace(
+    GODOT3, version="3.6.2.", lane=36, template_dir="templates/3.6.2.stable"
+)
+ENGINES = {3: GODOT3, 4: GODOT4, 36: GODOT36}
 
 
 _current: list[Engine] = []
@@ -188,8 +199,8 @@ def set_current(engine: Engine | None) -> None:
 
 
 def lane_engines() -> set[int]:
-    """The engines this test run covers: ``GODOT_MCP_TEST_ENGINES`` ("3", "4" or "3,4"),
-    by default 4 inside the sid root and 3 elsewhere."""
+    """The engines this test run covers: ``GODOT_MCP_TEST_ENGINES`` ("3", "4", "36" or a
+    list such as "3,4"), by default 4 inside the sid root and 3 elsewhere."""
     raw = os.environ.get("GODOT_MCP_TEST_ENGINES")
     if not raw:
         return {4} if os.environ.get("GODOT_MCP_IN_SID") else {3}

@@ -1,0 +1,86 @@
+"""``project.import``: the engine's own import of the project, its result moved in."""
+
+from __future__ import annotations
+
+import anyio
+from mcp import types
+
+from godot_mcp.edge.deps import ServerDeps, ToolCall
+from godot_mcp.edge.outcomes import ok
+from godot_mcp.edge.progress import EVERY_S, Progress
+from godot_mcp.edge.spec import INTEGER, NUMBER, Tool
+from godot_mcp.edge.tools_runtime import WRITES_DISABLED
+from godot_mcp.errors import Failed, GodotMcpError, Unavailable
+from godot_mcp.godot.importer import Outcome
+
+
+def availability(deps: ServerDeps) -> str:
+    """It writes into the project: over HTTP only with --allow-runtime-writes."""
+    if not deps.disclosure.writes:
+        return f"unavailable: {WRITES_DISABLED}"
+    return deps.checks.imports.availability()
+
+
+async def project_import(call: ToolCall) -> types.CallToolResult:
+    if not call.deps.disclosure.writes:
+        raise Unavailable(WRITES_DISABLED)
+    progress = Progress(call)
+    status = ["starting Godot"]
+
+    async def seen(done: int, total: int) -> None:
+        status[0] = f"{done} of {total} files imported"
+
+    async def tick() -> None:
+        while True:
+            await anyio.sleep(EVERY_S)
+            await progress.step(0, status[0])
+
+    outcome: Outcome | None = None
+    refused: GodotMcpError | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tick)
+        try:
+            outcome = await call.deps.checks.imports.run(seen)
+        except GodotMcpError as exc:  # raised past the task group, not inside a group of one
+            refused = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if refused is not None or outcome is None:
+        raise refused or Failed("the import ended without an outcome")
+    ended = f"the import ended: {outcome.files} files imported"
+    if outcome.failed:
+        ended += f"; the engine could not import {', '.join(outcome.failed[:5])}"
+        ended += f" and {len(outcome.failed) - 5} more" if len(outcome.failed) > 5 else ""
+    await progress.ended(ended[:1000])
+    return ok(imported={"files": outcome.files}, seconds=outcome.seconds)
+
+
+TOOLS = [
+    Tool(
+        "project.import",
+        "Import the project",
+        "Run the engine's own import of the project (what the editor does when it first "
+        "opens it: textures, sounds, models, fonts, translations; on Godot 4 also the global "
+        "script classes), headless, on a private copy, then move into the project only what "
+        "the import writes: .godot/ (Godot 4) or .import/ (Godot 3), *.import and *.uid "
+        "files. project.godot is never written, so the generation does not change. A game of "
+        "a project that was never imported is refused until it is. imported.files counts "
+        "the files the engine imported; seconds, the time it took. Seconds to minutes (about "
+        "0.5 s a file at most), with progress notifications; holds an export slot while it "
+        "runs, one import of the project at a time. Over HTTP only with "
+        "--allow-runtime-writes (it writes into the project).",
+        project_import,
+        answer={
+            "imported": {
+                "type": "object",
+                "properties": {"files": INTEGER},
+                "required": ["files"],
+                "additionalProperties": False,
+            },
+            "seconds": NUMBER,
+        },
+        required=("imported", "seconds"),
+        idempotent=True,
+        availability=availability,
+    ),
+]
