@@ -12,8 +12,9 @@ from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.progress import EVERY_S, Progress
-from godot_mcp.edge.spec import ARTIFACT, STRING, Arg, Tool
-from godot_mcp.godot.presets import KINDS
+from godot_mcp.edge.spec import ARTIFACT, NULL, STRING, Arg, Tool
+from godot_mcp.errors import InvalidArgument
+from godot_mcp.godot.presets import KINDS, PLATFORMS
 from godot_mcp.runtime.exports import ExportView
 
 MAX_WAIT_S = 50  # below the 60 s default request timeout of common clients
@@ -29,6 +30,8 @@ def describe(view: ExportView) -> dict[str, Any]:
         "state": view.state,
         "outputs": [artifact_dict(o) for o in view.outputs],
     }
+    if view.platform is not None:
+        out["platform"] = view.platform
     if view.error:
         out["error"] = view.error
     if view.log_tail:
@@ -42,7 +45,14 @@ def availability(deps: ServerDeps) -> str:
 
 async def export_start(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    export_id = await call.deps.exports.begin(call.caller, call.generation, a["preset"], a["kind"])
+    if (a["preset"] is None) == (a["platform"] is None):
+        raise InvalidArgument(
+            f"give exactly one of preset (a preset of the project) and platform "
+            f"({', '.join(PLATFORMS)}: the engine's default options)"
+        )
+    export_id = await call.deps.exports.begin(
+        call.caller, call.generation, a["preset"], a["kind"], a["platform"]
+    )
     return ok(export={"id": export_id, "state": "running"})
 
 
@@ -87,7 +97,8 @@ _EXPORT = {
     "type": "object",
     "properties": {
         "id": STRING,
-        "preset": STRING,
+        "preset": {"anyOf": [STRING, NULL]},
+        "platform": {"enum": list(PLATFORMS)},
         "kind": {"enum": list(KINDS)},
         "state": _STATE,
         "outputs": {"type": "array", "items": ARTIFACT},
@@ -108,13 +119,25 @@ TOOLS = [
     Tool(
         "project.export",
         "Export the project",
-        "Export the project with one of its presets. Answers at once with the export's id; "
-        "the export runs Godot on a private copy of the project (seconds to minutes, disk for "
-        "a copy plus the outputs). Follow it with {project.export.status}.",
+        "Export the project with one of its presets, or with the engine's default options for "
+        "a platform (no preset needed: pack needs no templates, release and debug need that "
+        "platform's); give exactly one of preset and platform. Answers at once with the "
+        "export's id; the export runs Godot on a private copy of the project (seconds to "
+        "minutes, disk for a copy plus the outputs). Follow it with {project.export.status}.",
         export_start,
         args=(
             Arg(
-                "preset", "string", "an export preset name (project.info lists them)", required=True
+                "preset",
+                "string",
+                "an export preset name (project.info lists them)",
+                schema_extra={"minLength": 1},
+            ),
+            Arg(
+                "platform",
+                "string",
+                "instead of preset: export with the engine's default options for it; outputs "
+                "named from the project's name",
+                choices=PLATFORMS,
             ),
             Arg("kind", "string", choices=KINDS, default="release"),
         ),

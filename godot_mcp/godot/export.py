@@ -56,7 +56,9 @@ An export that runs and fails is not an exception: the job ends in state ``faile
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import os
 import re
 import shutil
@@ -77,6 +79,7 @@ from godot_mcp.godot.presets import (
     Preset,
     PresetsError,
     find_preset,
+    platform_presets_text,
     read_config,
     read_presets,
 )
@@ -153,12 +156,16 @@ class ExportRunner:
         export_id: str,
         expected: list[str],
         plan: tree.Plan | None = None,
+        *,
+        write_preset: bool = False,
     ) -> ExportJob:
         """Copy the project, then spawn Godot; returns the running job.
 
         Blocks while the project is copied; see ``start_async`` to copy off the loop.
         """
-        job = self.prepare(project, preset, kind, export_id, expected, plan)
+        job = self.prepare(
+            project, preset, kind, export_id, expected, plan, write_preset=write_preset
+        )
         job.launch()
         return job
 
@@ -170,11 +177,22 @@ class ExportRunner:
         export_id: str,
         expected: list[str],
         plan: tree.Plan | None = None,
+        *,
+        write_preset: bool = False,
     ) -> ExportJob:
         """Like ``start``, copying in a worker thread and spawning in the calling thread."""
         try:
             job = await anyio.to_thread.run_sync(
-                self.prepare, project, preset, kind, export_id, expected, plan
+                functools.partial(
+                    self.prepare,
+                    project,
+                    preset,
+                    kind,
+                    export_id,
+                    expected,
+                    plan,
+                    write_preset=write_preset,
+                )
             )
         except anyio.get_cancelled_exc_class():
             shutil.rmtree(self.work_root / export_id, ignore_errors=True)
@@ -190,11 +208,16 @@ class ExportRunner:
         export_id: str,
         expected: list[str],
         plan: tree.Plan | None = None,
+        *,
+        write_preset: bool = False,
     ) -> ExportJob:
         """Build the work dir (snapshot, out, XDG dirs) without starting Godot.
 
         ``plan`` is the project's copy plan (``tree.plan``), made here when not given; a link
         out of the project raises its ``tree.TreeError`` before anything is created.
+        ``write_preset``: ``preset`` is not the project's (``presets.platform_preset``): the
+        snapshot's ``export_presets.cfg`` is replaced by one holding it alone, so the project's
+        own presets (if any) play no part and the project itself is never written.
         Thread-safe; the returned job must still be ``launch()``-ed from the loop's thread.
         """
         if kind not in KINDS:
@@ -212,7 +235,9 @@ class ExportRunner:
         except TemplateRefused as exc:
             raise ExportSetupError(exc.message) from None
         try:
-            return self._prepare(project, preset, kind, export_id, expected, plan, template_fd)
+            return self._prepare(
+                project, preset, kind, export_id, expected, plan, template_fd, write_preset
+            )
         except BaseException:
             if template_fd is not None:
                 os.close(template_fd)
@@ -227,6 +252,7 @@ class ExportRunner:
         expected: list[str],
         plan: tree.Plan,
         template_fd: int | None,
+        write_preset: bool,
     ) -> ExportJob:
         self.work_root.mkdir(parents=True, exist_ok=True)
         work_dir = self.work_root / export_id
@@ -242,6 +268,8 @@ class ExportRunner:
             for name in TEMPLATE_DIRS:
                 if (user_godot / name).is_dir():
                     (work_dir / "xdg/data/godot" / name).symlink_to(user_godot / name)
+            if write_preset:
+                _write_preset(work_dir / "snapshot", preset, self.godot_major)
             if template_fd is not None:
                 _point_snapshot_at(work_dir / "snapshot", preset, kind, f"{TEMPLATE_MOUNT}/{kind}")
         except tree.TreeError as exc:
@@ -539,6 +567,16 @@ def work_dirs(work_root: Path) -> list[Path]:
     if not work_root.is_dir():
         return []
     return sorted(p for p in work_root.iterdir() if p.is_dir() and _ID.match(p.name))
+
+
+def _write_preset(snapshot: Path, preset: Preset, godot_major: int) -> None:
+    """Make ``preset`` the snapshot's only export preset (``platform_presets_text``)."""
+    path = snapshot / PRESETS_FILE
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with open(fd, "w", encoding="utf-8") as f:
+        f.write(platform_presets_text(preset, godot_major))
 
 
 def _point_snapshot_at(snapshot: Path, preset: Preset, kind: str, dest: str) -> None:

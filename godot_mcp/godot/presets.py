@@ -47,6 +47,13 @@ Output naming (``expected_outputs``), verified with Godot 3.2.3 on Linux:
 
 The names are derived from the preset only, so the same project and preset always give the same
 names; the caller passes the first one to Godot as the output path.
+
+A project without presets (or a caller who wants the engine's defaults) exports by ``platform``
+(``PLATFORMS``): ``platform_preset`` names the engine's platform (Godot 3 ``Linux/X11``,
+``HTML5``, ``Mac OSX``; Godot 4 ``Linux``, ``Web``, ``macOS``; ``Windows Desktop``, ``Android``
+and ``iOS`` on both) in a preset with no ``export_path`` and default options, so its outputs are
+named from the project's name; ``platform_presets_text`` is the ``export_presets.cfg`` holding
+it alone, in the keys the engine itself writes, for the export's private copy of the project.
 """
 
 from __future__ import annotations
@@ -556,6 +563,98 @@ def read_presets(project: Path) -> list[Preset]:
             )
         )
     return [preset for _, preset in sorted(found, key=lambda item: item[0])]
+
+
+PLATFORMS = ("linux", "windows", "macos", "web", "android", "ios")
+_ENGINE_PLATFORMS = {
+    3: {
+        "linux": "Linux/X11",
+        "windows": "Windows Desktop",
+        "macos": "Mac OSX",
+        "web": "HTML5",
+        "android": "Android",
+        "ios": "iOS",
+    },
+    4: {
+        "linux": "Linux",
+        "windows": "Windows Desktop",
+        "macos": "macOS",
+        "web": "Web",
+        "android": "Android",
+        "ios": "iOS",
+    },
+}
+# The [preset.N] keys each engine writes (and reads back without a default), in its order.
+_PRESET_KEYS = {
+    3: (
+        ("runnable", "true"),
+        ("custom_features", '""'),
+        ("export_filter", '"all_resources"'),
+        ("include_filter", '""'),
+        ("exclude_filter", '""'),
+        ("export_path", '""'),
+        ("script_export_mode", "1"),
+        ("script_encryption_key", '""'),
+    ),
+    4: (
+        ("runnable", "true"),
+        ("dedicated_server", "false"),
+        ("custom_features", '""'),
+        ("export_filter", '"all_resources"'),
+        ("include_filter", '""'),
+        ("exclude_filter", '""'),
+        ("export_path", '""'),
+        ("encryption_include_filters", '""'),
+        ("encryption_exclude_filters", '""'),
+        ("encrypt_pck", "false"),
+        ("encrypt_directory", "false"),
+    ),
+}
+
+
+def platform_preset(platform: str, godot_major: int) -> Preset:
+    """The preset a ``platform`` export runs: named as the engine names the platform, no
+    ``export_path`` (outputs named from the project), the engine's default options.
+
+    ``ValueError`` for a platform outside ``PLATFORMS`` or an engine other than 3 or 4.
+    """
+    if platform not in PLATFORMS:
+        raise ValueError(f"platform must be one of {', '.join(PLATFORMS)}, not {platform!r}")
+    if godot_major not in _ENGINE_PLATFORMS:
+        raise ValueError(f"unsupported Godot major version {godot_major}")
+    name = _ENGINE_PLATFORMS[godot_major][platform]
+    return Preset(name=name, platform=name, export_path="")
+
+
+def platform_presets_text(preset: Preset, godot_major: int) -> str:
+    """An ``export_presets.cfg`` holding ``preset`` alone with the engine's default options.
+
+    The options section names the custom templates, unset (their default on every platform:
+    Godot 4 logs an error for an options section it cannot find, and an empty section is not
+    a section to it). One option differs from Godot 4's default: a desktop debug export writes
+    no console wrapper (``debug/export_console_wrapper=0``; by default Godot 4.6 adds a
+    ``.sh`` or ``.console.exe`` launcher beside the binary), so a desktop export is its binary
+    and its pack on both engines, as ``expected_outputs`` names them.
+    """
+    if godot_major not in _PRESET_KEYS:
+        raise ValueError(f"unsupported Godot major version {godot_major}")
+    lines = ["[preset.0]", "", f"name={_quoted(preset.name)}"]
+    lines += [f"platform={_quoted(preset.platform)}"]
+    lines += [f"{key}={value}" for key, value in _PRESET_KEYS[godot_major]]
+    lines += [
+        "",
+        "[preset.0.options]",
+        "",
+        'custom_template/debug=""',
+        'custom_template/release=""',
+    ]
+    if godot_major == 4 and _family(preset.platform) == "desktop":
+        lines.append("debug/export_console_wrapper=0")
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def find_preset(presets: list[Preset], name: str) -> Preset:

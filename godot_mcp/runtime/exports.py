@@ -17,6 +17,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 
@@ -30,11 +31,13 @@ from godot_mcp.godot.export import (
     ExportSetupError,
 )
 from godot_mcp.godot.presets import (
+    PLATFORMS,
     Preset,
     PresetsError,
     UnknownPreset,
     expected_outputs,
     find_preset,
+    platform_preset,
     project_name,
     read_presets,
 )
@@ -59,12 +62,20 @@ class ExportView:
     """What ``project.export.status`` reports."""
 
     id: str
-    preset: str
+    preset: str | None  # None for a platform export
     kind: str
     state: str
     outputs: list[ArtifactInfo]
     error: str | None
     log_tail: str | None
+    platform: str | None = None  # a platform export's platform (PLATFORMS)
+
+
+def _view(
+    row: ExportRecord, state: str, outputs: list[ArtifactInfo], error: str | None, tail: str | None
+) -> ExportView:
+    preset = None if row.platform else row.preset
+    return ExportView(row.id, preset, row.kind, state, outputs, error, tail, row.platform)
 
 
 class ExportService:
@@ -101,20 +112,33 @@ class ExportService:
             return "unavailable: no headless Godot binary found (godot3-server or Godot 4)"
         return sandbox.availability(self.rt.godot.headless)
 
-    async def begin(self, caller: Caller, generation: int, preset_name: str, kind: str) -> str:
-        """Start an export; returns its id at once.
+    async def begin(
+        self,
+        caller: Caller,
+        generation: int,
+        preset_name: str | None,
+        kind: str,
+        platform: str | None = None,
+    ) -> str:
+        """Start an export of ``preset_name`` or, instead, of ``platform`` (exactly one of
+        them); returns its id at once.
 
-        Refused before anything is copied: an unknown preset, a link out of the project
-        (``invalid_argument``), no slot or not enough free space (``unavailable``).
+        Refused before anything is copied: neither or both, an unknown preset, a link out of
+        the project (``invalid_argument``), no slot or not enough free space (``unavailable``).
         """
         project = self.rt.project
-        try:
-            presets = read_presets(project)
-            preset = find_preset(presets, preset_name)
-        except UnknownPreset as exc:
-            raise InvalidArgument(str(exc)) from None
-        except PresetsError as exc:
-            raise InvalidArgument(f"{exc}; known presets: none") from None
+        if (preset_name is None) == (platform is None):
+            raise InvalidArgument(
+                f"give exactly one of preset and platform ({', '.join(PLATFORMS)})"
+            )
+        if platform is not None:
+            try:
+                preset = platform_preset(platform, self.rt.godot.headless_major or 3)
+            except ValueError as exc:
+                raise InvalidArgument(str(exc)) from None
+        else:
+            assert preset_name is not None
+            preset = _find(project, preset_name)
         try:
             expected = expected_outputs(project_name(project), preset, kind)
         except PresetsError as exc:
@@ -142,7 +166,9 @@ class ExportService:
             engine=install.headless_name,
         )
         with self.rt.slots.take() as slot:  # a started export's watcher gives it back
-            return await self._launch(runner, caller, generation, preset, kind, expected, slot)
+            return await self._launch(
+                runner, caller, generation, preset, kind, expected, slot, platform
+            )
 
     async def _launch(
         self,
@@ -153,16 +179,26 @@ class ExportService:
         kind: str,
         expected: list[str],
         slot: Slot,
+        platform: str | None = None,
     ) -> str:
         project = self.rt.project
         plan = await self.rt.blocking(tree.plan, project)  # a link out: InvalidArgument
         self._check_space(plan, runner, preset, kind)
         export_id = new_id()
         await self.rt.blocking(
-            self.records.create, export_id, caller, generation, preset.name, kind, me()
+            self.records.create,
+            export_id,
+            caller,
+            generation,
+            "" if platform else preset.name,
+            kind,
+            me(),
+            platform,
         )
         try:
-            job = await runner.start_async(project, preset, kind, export_id, expected, plan)
+            job = await runner.start_async(
+                project, preset, kind, export_id, expected, plan, write_preset=platform is not None
+            )
         except (ExportSetupError, OSError) as exc:
             log.warning("export %s could not be prepared: %s", export_id, exc)
             why = str(exc) if isinstance(exc, ExportSetupError) else "the copy could not be made"
@@ -319,13 +355,13 @@ class ExportService:
         row = self._row(caller, export_id)
         if export_id in self._unsettled:  # the database refused its end: say it from memory
             state, error, tail, _ = self._unsettled[export_id]
-            return ExportView(row.id, row.preset, row.kind, state, [], error, tail)
+            return _view(row, state, [], error, tail)
         outputs: list[ArtifactInfo] = []
         if row.state == "succeeded":
             outputs = live_outputs(
                 self.store.export_artifacts(export_id), lambda a: self.store.info(caller, a.id)
             )
-        return ExportView(row.id, row.preset, row.kind, row.state, outputs, row.error, row.log_tail)
+        return _view(row, row.state, outputs, row.error, row.log_tail)
 
     def running(self) -> int:
         """How many of this server's exports (and project checks) are running or starting."""
@@ -372,6 +408,20 @@ class ExportService:
                 job.kill()
                 await job.reap()
         await self._stack.aclose()
+
+
+def _find(project: Path, name: str) -> Preset:
+    """The project's preset called ``name``; ``InvalidArgument`` naming the known ones (and
+    ``platform``, which needs none) when there is no such preset or no presets file."""
+    try:
+        return find_preset(read_presets(project), name)
+    except UnknownPreset as exc:
+        raise InvalidArgument(f"{exc}; or export by platform instead of preset") from None
+    except PresetsError as exc:
+        raise InvalidArgument(
+            f"{exc}; known presets: none; export by platform instead "
+            f"({', '.join(PLATFORMS)}) with the engine's default options"
+        ) from None
 
 
 def live_outputs(

@@ -38,6 +38,7 @@ class ExportRecord:
     owner_start: str
     ended_us: int | None
     owner_host: str | None = None
+    platform: str | None = None  # an export by platform has no preset ("")
 
 
 def _record(row: Export) -> ExportRecord:
@@ -56,6 +57,7 @@ def _record(row: Export) -> ExportRecord:
         owner_start=row.owner_start,
         ended_us=row.ended_us,
         owner_host=row.owner_host,
+        platform=row.platform,
     )
 
 
@@ -74,8 +76,10 @@ class ExportRecords:
         preset: str,
         kind: str,
         owner: tuple[int, str],
+        platform: str | None = None,
     ) -> None:
-        """Record a new ``running`` export of ``caller``, run by process ``owner``."""
+        """Record a new ``running`` export of ``caller``, run by process ``owner``: of
+        ``preset``, or (``preset`` "") of ``platform`` with the engine's defaults."""
         with write_session(self.engine) as s:
             s.add(
                 Export(
@@ -87,6 +91,7 @@ class ExportRecords:
                     launch_id=caller.launch_id,
                     preset=preset,
                     kind=kind,
+                    platform=platform,
                     state="running",
                     owner_pid=owner[0],
                     owner_start=owner[1],

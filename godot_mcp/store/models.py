@@ -129,8 +129,9 @@ class Export(Base):
     principal: Mapped[str] = mapped_column(Text)
     session_id: Mapped[str | None] = mapped_column(Text)
     launch_id: Mapped[str | None] = mapped_column(String(32))
-    preset: Mapped[str] = mapped_column(Text)
+    preset: Mapped[str] = mapped_column(Text)  # "" for an export by platform
     kind: Mapped[str] = mapped_column(String(16))
+    platform: Mapped[str | None] = mapped_column(String(16))  # None: by preset
     state: Mapped[str] = mapped_column(String(16), index=True)
     error: Mapped[str | None] = mapped_column(Text)
     log_tail: Mapped[str | None] = mapped_column(Text)
