@@ -22,6 +22,7 @@ from godot_mcp.runtime.context import Capacity
 from godot_mcp.store.db import backend
 from godot_mcp.store.values import Limits
 
+MIN_OUTPUT_BYTES = 1024
 _LIMIT_OPTIONS = (
     ("max_output_bytes", "GODOT_MCP_MAX_OUTPUT_BYTES", 512 * 1024),
     ("store_budget_bytes", "GODOT_MCP_STORE_BUDGET_BYTES", 256 * 1024 * 1024),
@@ -88,6 +89,8 @@ def resolve(
 ) -> Settings:
     """Turn parsed arguments plus the environment into Settings, or raise ConfigError."""
     values = _integers(args, env, _LIMIT_OPTIONS)
+    if values["max_output_bytes"] < MIN_OUTPUT_BYTES:  # not even a refusal would fit below it
+        raise ConfigError(f"--max-output-bytes must be at least {MIN_OUTPUT_BYTES}")
     server = _integers(args, env, _SERVER_OPTIONS)
     style = _explicit(args, "tool_names", "--tool-names", env, "GODOT_MCP_TOOL_NAMES")
     if style is not None and style not in TOOL_NAME_STYLES:

@@ -50,6 +50,10 @@ admin = run_admin
         ),
         (["serve", "--project", "{project}", "--transport", "http"], "HTTP needs a token"),
         (["serve", "--project", "{project}", "--max-output-bytes", "0"], "--max-output-bytes"),
+        (
+            ["serve", "--project", "{project}", "--max-output-bytes", "1023"],
+            "--max-output-bytes must be at least 1024",
+        ),
         (["serve", "--project", "{project}", "--transport", "http", "--port", "99999"], "--port"),
         (["serve", "--project", "{project}", "--transport", "carrier-pigeon"], "invalid choice"),
         (["serve"], "--project"),
