@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Set up (see setup.sh), lint, then run the whole test suite in two lanes:
-#   Godot 3 lane: every test, the real-Godot ones on Godot 3.2 (host);
-#   Godot 4 lane: every real-Godot test again on Godot 4.6, inside the Debian sid root
-#                 (tools/godot4-root.sh), where the server and its tests run natively.
+# Set up (see setup.sh), lint, then run the whole test suite in three lanes:
+#   Godot 3 lane:   every test, the real-Godot ones on Godot 3.2 (host);
+#   Godot 4 lane:   every real-Godot test again on Godot 4.6, inside the Debian sid root
+#                   (tools/godot4-root.sh), where the server and its tests run natively;
+#   Godot 3.6 lane: every real-Godot test again on Godot 3.6, in the same root.
 # The Godot 3 lane also builds the sdist and the wheel and installs the wheel into a bare venv
-# (tests/test_wheel.py). Arguments go to both pytest runs. GODOT_MCP_LANES=3 or =4 runs one lane.
+# (tests/test_wheel.py). Arguments go to every pytest run. GODOT_MCP_LANES="3 4" (any of 3, 4,
+# 36) runs those lanes only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lanes=${GODOT_MCP_LANES:-3 4}
-case " $lanes " in *" 4 "*) export GODOT_MCP_SETUP_GODOT4=1 ;; esac
+lanes=${GODOT_MCP_LANES:-3 4 36}
+case " $lanes " in *" 4 "* | *" 36 "*) export GODOT_MCP_SETUP_GODOT4=1 ;; esac
 bash tools/setup.sh
 .venv/bin/ruff check godot_mcp schema tests tools
 .venv/bin/mypy godot_mcp
@@ -24,14 +26,17 @@ run_lane() {
         GODOT_MCP_TEST_ENGINES=3 .venv/bin/python -m pytest --junitxml "$reports/3.xml" \
             --basetemp "$reports/tmp3" "$@"
     elif [ -x "${GODOT_MCP_SID_ROOT:-/var/tmp/godot-mcp/sid}/usr/bin/godot" ]; then
-        bash tools/godot4-root.sh run env GODOT_MCP_TEST_ENGINES=4 \
-            .venv4/bin/python -m pytest -p no:cacheprovider --junitxml "$reports/4.xml" \
-            --basetemp "$reports/tmp4" "$@"
+        # Godot 3.6 shares the root with Godot 4: its servers are pointed at godot3.
+        local bins=()
+        [ "$lane" = 36 ] && bins=(GODOT_BIN=godot3 GODOT_HEADLESS_BIN=godot3-server)
+        bash tools/godot4-root.sh run env GODOT_MCP_TEST_ENGINES="$lane" "${bins[@]}" \
+            .venv4/bin/python -m pytest -p no:cacheprovider --junitxml "$reports/$lane.xml" \
+            --basetemp "$reports/tmp$lane" "$@"
     elif [ -n "${CI:-}" ]; then
-        echo "test: the Godot 4 root is missing; the Godot 4 lane cannot run" >&2
+        echo "test: the Godot 4 root is missing; the Godot $lane lane cannot run" >&2
         return 1
     else
-        echo "test: SKIPPED LOUDLY: no Godot 4 root (run as root to build it); lane 4 not run" >&2
+        echo "test: SKIPPED LOUDLY: no Godot 4 root (run as root to build it); lane $lane not run" >&2
         return 0
     fi
     local rc=$?
@@ -61,7 +66,7 @@ esac
 for pid in "${pids[@]}"; do wait "$pid" || true; done
 for lane in $lanes; do
     if [ "$lane" = 3 ]; then continue; fi
-    echo "=== Godot $lane lane ===" >&2
+    echo "=== Godot ${lane/36/3.6} lane ===" >&2
     cat "$reports/$lane.log"
     rc=$(cat "$reports/$lane.rc" 2>/dev/null || echo 1)
     [ "$rc" = 0 ] || status=$rc
@@ -76,7 +81,8 @@ for report in sorted(Path(sys.argv[1]).glob("*.xml")):
     suite = ET.parse(report).getroot().find("testsuite")
     for key in totals:
         totals[key] += int(suite.get(key, 0))
-    print(f"Godot {report.stem} lane: {suite.get('tests')} tests, {suite.get('failures')} failed, "
+    name = {"36": "3.6"}.get(report.stem, report.stem)
+    print(f"Godot {name} lane: {suite.get('tests')} tests, {suite.get('failures')} failed, "
           f"{suite.get('errors')} errors, {suite.get('skipped')} skipped")
 failed = totals["failures"] + totals["errors"]
 passed = totals["tests"] - failed - totals["skipped"]

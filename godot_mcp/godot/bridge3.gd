@@ -28,6 +28,7 @@ var _step_left := 0
 var _step_id = null
 # Input jobs, applied in order, one event (or one frame of waiting) at a time.
 var _inputs := []
+var _flushes_input := Input.has_method("flush_buffered_events")
 const _BUTTONS := {"left": 1, "right": 2, "middle": 3, "wheel_up": 4, "wheel_down": 5}
 
 
@@ -372,6 +373,11 @@ func _advance_inputs() -> void:
 		var tap := not ev.has("pressed") and kind in ["action", "key", "mouse_button"]
 		for e in _events_of(ev, job):
 			Input.parse_input_event(e)
+			# Godot 3.5+ only buffers what it is given (accumulated input) until the platform
+			# flushes it, which the server build never does: flushing here delivers it this
+			# frame, before the nodes process. Godot 3.2 delivers at once and has no flush.
+			if _flushes_input:
+				Input.call("flush_buffered_events")
 		if not ev.get("_release", false):
 			job["applied"] += 1
 		if tap:

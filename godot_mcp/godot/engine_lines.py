@@ -9,6 +9,14 @@ never a reason for a failure and are marked in a game's log, never dropped. Godo
 the Vulkan line with ``ERROR: Condition "err != OK" is true. Returning: err`` (located in its
 Vulkan driver) and ``WARNING: … switching to OpenGL 3``: the first is a start-up line only
 right after the Vulkan probe (:func:`is_startup` with ``after_probe``), the second always.
+
+The same holds for the server build's dummy renderer on Godot 3.5+ (3.6.2 checked): its editor
+(an export, an import) prints ``ERROR: VisualServer attempted to free a NULL RID.`` by the
+hundred, as it starts and again as it quits, whatever the project; and in the sandbox of an
+export or a check, which has no system certificates, 3.6 starts with ``ERROR: Cannot open
+X509CertificateMbedTLS file '/etc/ssl/certs/ca-certificates.crt'.``. Counted with the start-up
+lines, they are never the reason a run failed; the engine's own message (``No export template
+found …``, ``Invalid export preset name …``) stands among them and is the reason.
 """
 
 from __future__ import annotations
@@ -24,7 +32,9 @@ _LOCATION = re.compile(r"^(?:At|at): ")  # the location line under an error, str
 _STARTUP = re.compile(
     r"^Godot Engine v|^OpenGL (?:ES|API) |V-Sync|VK_KHR_surface|^Vulkan |[Vv]ulkan .*not |"
     r"rendering device|Invalid locale '|Unsupported locale '|locale .* not supported|"
-    r"ALSA lib |AudioDriver|audio driver|PulseAudio|Using dummy audio|switching to OpenGL"
+    r"ALSA lib |AudioDriver|audio driver|PulseAudio|Using dummy audio|switching to OpenGL|"
+    r"VisualServer attempted to free a NULL RID|"
+    r"Cannot open X509CertificateMbedTLS file '/etc/ssl/"
 )
 _PROBE = re.compile(r"^ERROR: .*(?:VK_KHR_surface|[Vv]ulkan)")  # the renderer's probe failed
 _AFTER_PROBE = re.compile(r'^ERROR: Condition "err != OK" is true\. Returning: err$')

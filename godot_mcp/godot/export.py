@@ -73,6 +73,7 @@ import anyio
 
 from godot_mcp.godot import tree, verify
 from godot_mcp.godot.child import Child
+from godot_mcp.godot.engine_lines import is_startup
 from godot_mcp.godot.presets import (
     KINDS,
     PRESETS_FILE,
@@ -645,6 +646,7 @@ def _error_summary(log: str, keep: int = 3) -> str:
             current = None
         elif current is not None and line.strip():
             current.append(line.strip())
+    blocks = [b for b in blocks if not is_startup(b[0])]  # the engine's start-up/shutdown noise
     kept = ["\n".join(b) for b in blocks if not any(n.search(b[0]) for n in _NOISE)]
     return "\n".join(kept[-keep:])[-2000:]
 

@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -104,11 +105,19 @@ def fake_game(tmp_path: Path, body: str) -> str:
 
 
 def test_locate_finds_the_engine_and_its_headless_build_and_reads_their_versions(
-    godot_install: GodotInstall, engine: Engine
+    godot_install: GodotInstall, engine: Engine, tmp_path: Path
 ) -> None:
-    found = locate_godot(env={"PATH": os.environ["PATH"]})
-    expected = {3: "3.2.3.", 4: "4.6.3."}[engine.major]
-    assert found.major == engine.major and found.version and found.version.startswith(expected)
+    # A PATH holding this engine's binaries alone: the root Godot 3.6 runs in holds Godot 4
+    # too, which the whole PATH would give first.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in {engine.windowed, engine.headless, "Xvfb"}:
+        found_at = shutil.which(name)
+        assert found_at, name
+        (bin_dir / name).symlink_to(found_at)
+    found = locate_godot(env={"PATH": str(bin_dir)})
+    assert found.major == engine.major and found.version
+    assert found.version.startswith(engine.version)
     # Godot 3 runs headless as its server build, Godot 4 as itself with --headless.
     assert found.headless and found.headless.endswith("/" + engine.headless)
     assert found.headless_version == found.version

@@ -175,3 +175,23 @@ def test_a_runs_reason_is_never_the_renderer_fallback() -> None:
     lines = RENDERER_FALLBACK.decode().splitlines()
     assert first_reason(lines) == ""
     assert first_reason([*lines, "ERROR: real trouble"]) == "ERROR: real trouble"
+
+
+# What Godot 3.6.2's server build prints around an export's own message in the sandbox.
+EDITOR36 = (
+    "ERROR: VisualServer attempted to free a NULL RID.\n"
+    "   at: free (servers/visual/visual_server_raster.cpp:69)\n"
+    "ERROR: Cannot open X509CertificateMbedTLS file '/etc/ssl/certs/ca-certificates.crt'.\n"
+    "   at: load (modules/mbedtls/crypto_mbedtls.cpp:169)\n"
+    "ERROR: Invalid export preset name: Ghost.\n"
+    "   at: _fs_changed (editor/editor_node.cpp:824)\n"
+    + "ERROR: VisualServer attempted to free a NULL RID.\n"
+    "   at: free (servers/visual/visual_server_raster.cpp:69)\n" * 3
+)
+
+
+def test_a_runs_reason_is_never_godot_3_6s_editor_noise() -> None:
+    lines = EDITOR36.splitlines()
+    assert first_reason(lines) == "ERROR: Invalid export preset name: Ghost."
+    noise = [line for line in lines if "Ghost" not in line]
+    assert first_reason(noise) == ""

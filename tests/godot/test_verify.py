@@ -251,17 +251,19 @@ def differing_positions(a: Path, b: Path, limit: int) -> list[int]:
 
 
 def test_each_engines_layout_facts(exports: Exports, engine: Engine) -> None:
-    """Godot 3.2.3 writes pack format 1 with absolute offsets; Godot 4.6.3 format 3 with the
-    files from a 16-aligned base after the 104-byte header and the directory last, and a
-    remapped scene (``main.tscn.remap``, the scene itself under ``.godot/exported``)."""
+    """Godot 3 (3.2.3, 3.6.2) writes pack format 1 with absolute offsets; Godot 4.6.3 format 3
+    with the files from a 16-aligned base after the 104-byte header and the directory last, and
+    a remapped scene (``main.tscn.remap``, the scene itself under ``.godot/exported``). The
+    header names the engine's own version."""
     pack = exports.pack.read_bytes()
     facts = layout(pack)
+    version = tuple(int(part) for part in engine.version.split(".")[:3])  # the pack's header
     if engine.major == 3:
-        assert struct.unpack_from("<5I", pack, 0) == (MAGIC, 1, 3, 2, 3)
+        assert struct.unpack_from("<5I", pack, 0) == (MAGIC, 1, *version)
         assert facts.end < min(off for _, off, _, _ in facts.entries)
         scene = "res://main.tscn"
     else:
-        assert struct.unpack_from("<5I", pack, 0) == (MAGIC, 3, 4, 6, 3)
+        assert struct.unpack_from("<5I", pack, 0) == (MAGIC, 3, *version)
         flags, base, _ = struct.unpack_from("<IQQ", pack, 20)
         assert flags & 2 and base % 16 == 0 and 104 <= base < 120  # PACK_REL_FILEBASE
         assert facts.end == len(pack)
@@ -289,9 +291,10 @@ def test_each_engines_layout_facts(exports: Exports, engine: Engine) -> None:
     diffs = differing_positions(exports.template, exports.embed, template_size)
     assert diffs and all(header + 24 <= d < header + 40 for d in diffs)
     sh_offset, sh_size = struct.unpack_from("<QQ", embed, header + 24)
-    # The template's own pck section: empty in Godot 3.2.3's, an 8-byte placeholder in 4.6.3's.
+    # The template's own pck section: empty in Godot 3.2.3's, an 8-byte placeholder in 3.6.2's
+    # and 4.6.3's.
     placeholder = struct.unpack_from("<Q", exports.template.read_bytes(), header + 32)[0]
-    assert placeholder == (0 if engine.major == 3 else 8)
+    assert placeholder == (0 if engine.version.startswith("3.2.") else 8)
     assert sh_offset == template_size
     assert sh_offset + sh_size == len(embed)
 

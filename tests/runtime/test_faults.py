@@ -37,7 +37,7 @@ async def test_a_full_3_mib_disk_never_ends_the_server(tmp_path):
             first = await fetch(c, shot)
             for _ in range(2):
                 r = await c.call_tool(
-                    "runtime.recording.capture", {"session_id": sid, "frames": 300, "fps": 60}
+                    "runtime.recording.capture", {"session_id": sid, "frames": 300, "fps": 10}
                 )
                 body = r.structured_content
                 assert body["outcome"] in ("failed", "too_large"), body
