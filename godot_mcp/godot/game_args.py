@@ -27,8 +27,9 @@ MAX_ARG_CHARS = 256
 _EDGE = "".join(map(chr, range(33)))  # what the engines strip from both ends of an argument
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")  # the engines decode %20; every %XX is refused
 
-# What Godot 3.x reads wherever it stands on the command line: its --help (the editor build's,
-# 3.2 to 3.6) and the options it reads without listing them.
+# What Godot 3.x reads wherever it stands on the command line: every option main.cpp's
+# Main::setup and Main::start compare an argument with (3.2.3 and 3.6.2 read from their
+# sources), which its --help does not all list, and those its modules read.
 GODOT3_OPTIONS = frozenset(
     [
         "-h",
@@ -100,8 +101,20 @@ GODOT3_OPTIONS = frozenset(
         "--allow_focus_steal_pid",
         "--skip-breakpoints",
         "--debug_opengl",
+        # Read by 3.5 and 3.6 (main.cpp) and by their modules (GDNative, Mono), listed or not.
+        "--debug-server",
+        "--debug-shader-fallbacks",
+        "--benchmark",
+        "--benchmark-file",
+        "--lsp-port",
+        "--class-db-json",
+        "--generate-mono-glue",
+        "--generate-mono-cs-glue",
+        "--generate-mono-cpp-glue",
     ]
 )
+# Prefixes Godot 3 (3.6's Mono module) reads as its own, whatever follows.
+GODOT3_PREFIXES = ("--mono-debugger-agent=",)
 GODOT3_FILES = ("project.godot", ".scn", ".tscn", ".escn", ".res", ".tres")
 
 
@@ -139,7 +152,7 @@ def check_game_args(args: Sequence[str], major: int | None) -> list[str]:
                 f"{what} holds a %XX sequence, which the engine may decode before the game sees it"
             )
         if (major or 3) < 4:
-            if arg in GODOT3_OPTIONS:
+            if arg in GODOT3_OPTIONS or arg.startswith(GODOT3_PREFIXES):
                 raise GameInvalid(
                     f"{what} {arg!r} is an option Godot 3 reads itself, even after --; "
                     "spell it another way (e.g. with =value)"

@@ -12,7 +12,18 @@ import pytest
 from godot_mcp.godot.game_args import GODOT3_OPTIONS, check_game_args
 from godot_mcp.godot.game_errors import GameInvalid
 
-GODOT3_READS = ["--path", "-s", "-d", "--export-pack", "--skip-breakpoints", "/?"]
+GODOT3_READS = [
+    "--path",
+    "-s",
+    "-d",
+    "--export-pack",
+    "--skip-breakpoints",
+    "/?",
+    "--lsp-port",
+    "--benchmark-file",
+    "--generate-mono-glue",
+    "--mono-debugger-agent=transport=dt_socket",
+]
 GODOT3_LOADS = ["levels/boss.tscn", "other/project.godot", "x.TRES", "a.scn"]
 HARMLESS = [
     "--path=/x",
