@@ -46,7 +46,11 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 SECRET_ENV = "GODOT_MCP_SECRET"
 PORT_ENV = "GODOT_MCP_PORT"
 SCENE_ENV = "GODOT_MCP_SCENE"
-AUTH_TIMEOUT = 5.0
+# How long a connection may stay silent before its hello. The bridge connects as the engine
+# starts but speaks on its first frame, which a heavy first scene (Godot 3's default sky on
+# software OpenGL: 5-12 s here) delays; every connection is vetted on its own and the start's
+# own deadline bounds them all, so a silent one costs nobody else anything.
+AUTH_TIMEOUT = 60.0
 MAX_LINE = 4 * 1024 * 1024
 MARK_PREFIX = "godot-mcp-mark "
 _MARK = re.compile(r"godot-mcp-mark ([0-9a-f]{32})")

@@ -249,6 +249,33 @@ async def test_a_game_that_never_connects_back_times_out_and_is_killed(
     assert list(scratch.iterdir()) == []
 
 
+async def test_a_game_whose_first_frame_comes_late_still_connects() -> None:
+    """The bridge connects as the engine starts and says hello on its first frame, which a
+    heavy first scene delays (real Godot 3 projects' default sky on software OpenGL: 5-12 s
+    here): a connection silent for 7 s is still the game's, within the start's deadline."""
+    listener = await BridgeListener.open()
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                accepted: list[dict[str, object]] = []
+
+                async def accept() -> None:
+                    conn, hello = await listener.accept()
+                    accepted.append(hello)
+                    await conn.aclose()
+
+                group.start_soon(accept)
+                game = await anyio.connect_tcp("127.0.0.1", listener.port)
+                await anyio.sleep(7)
+                hello = {"type": "hello", "secret": listener.secret, "engine": "late"}
+                await game.send(json.dumps(hello).encode() + b"\n")
+                await wait_until(lambda: bool(accepted), timeout=5)
+                await game.aclose()
+    finally:
+        await listener.aclose()
+    assert accepted[0]["engine"] == "late" and listener.refused == 0
+
+
 async def test_a_connection_without_the_secret_is_refused() -> None:
     listener = await BridgeListener.open()
     try:
