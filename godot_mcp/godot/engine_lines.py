@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["Reason", "first_reason", "is_probe", "is_startup", "level"]
+__all__ = ["Reason", "first_reason", "is_probe", "is_startup", "level", "without_escapes"]
 
 _ERROR = re.compile(r"^(?:USER )?(?:SCRIPT )?ERROR: ")
 _WARNING = re.compile(r"^(?:USER )?WARNING: ")
@@ -44,6 +44,17 @@ _FAILURE = re.compile(
     r"^bwrap: |error while loading shared libraries|: not found$|^Segmentation fault|"
     r"^Illegal instruction|cannot execute|Permission denied|No such file or directory"
 )
+
+
+# Terminal escape sequences (print_rich's and Godot 4's progress colours, cursor moves,
+# titles): no information an agent can use. CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \),
+# and two-character escapes.
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
+
+
+def without_escapes(text: str) -> str:
+    """``text`` without terminal escape sequences."""
+    return _ESCAPES.sub("", text) if "\x1b" in text else text
 
 
 def level(line: str) -> str:

@@ -73,7 +73,7 @@ import anyio
 
 from godot_mcp.godot import tree, verify
 from godot_mcp.godot.child import Child
-from godot_mcp.godot.engine_lines import is_startup
+from godot_mcp.godot.engine_lines import is_startup, without_escapes
 from godot_mcp.godot.presets import (
     KINDS,
     PRESETS_FILE,
@@ -627,7 +627,7 @@ def _read_tail(path: Path, limit: int = 256 * 1024) -> str:
     try:
         with open(path, "rb") as f:
             f.seek(max(0, os.fstat(f.fileno()).st_size - limit))
-            return f.read().decode("utf-8", errors="replace")
+            return without_escapes(f.read().decode("utf-8", errors="replace"))
     except OSError:
         return ""
 

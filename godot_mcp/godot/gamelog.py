@@ -47,9 +47,6 @@ _AT3 = re.compile(r"^\s+At: (.*?)\.?\s*$")  # Godot 3: "   At: res://x.gd:3."
 _AT4 = re.compile(r"^\s+at: (.*)$")  # Godot 4: "   at: _ready (res://x.gd:3)"
 _FRAME = re.compile(r"^\s+(?:GDScript backtrace|\[\d+\] )")  # Godot 4.3+ backtrace lines
 _RES = re.compile(r"(res://[^\s():]+?):(\d+)")
-# Terminal escape sequences (print_rich's colours, cursor moves, titles): no information an
-# agent can use. CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \\), and two-character escapes.
-_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])?")
 
 
 @dataclass
@@ -149,7 +146,7 @@ class GameLog:
         self._partial[stream] = rest
 
     def _line(self, stream: str, raw: bytes) -> None:
-        text = _ESCAPES.sub("", raw.decode("utf-8", "replace")).rstrip("\r")
+        text = engine_lines.without_escapes(raw.decode("utf-8", "replace")).rstrip("\r")
         if not text.strip():
             return
         if self.take is not None and self.take(stream, text, self.next_seq):

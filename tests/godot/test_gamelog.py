@@ -195,3 +195,14 @@ def test_a_runs_reason_is_never_godot_3_6s_editor_noise() -> None:
     assert first_reason(lines) == "ERROR: Invalid export preset name: Ghost."
     noise = [line for line in lines if "Ghost" not in line]
     assert first_reason(noise) == ""
+
+
+def test_an_exports_log_tail_carries_no_terminal_escapes(tmp_path) -> None:
+    """Godot 4 colours its export progress; the tail a client reads has none of it."""
+    from godot_mcp.godot.export import _read_tail
+
+    log = tmp_path / "export.log"
+    log.write_bytes(
+        b"\x1b[90m[  0% ] \x1b[0msavepack\n\x1b[1;31mERROR:\x1b[0m No export template\n"
+    )
+    assert _read_tail(log) == "[  0% ] savepack\nERROR: No export template\n"
