@@ -19,8 +19,9 @@ from godot_mcp.godot import check, tree
 from godot_mcp.godot.check import Progress, Report
 from godot_mcp.godot.project_facts import newer_engine
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.copies import imported_copy
 from godot_mcp.runtime.exports import ExportService
-from godot_mcp.runtime.imports import ImportService, imported_copy
+from godot_mcp.runtime.imports import ImportService
 from godot_mcp.runtime.owner import me
 from godot_mcp.store.ids import new_id
 
