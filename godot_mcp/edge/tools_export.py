@@ -36,6 +36,8 @@ def describe(view: ExportView) -> dict[str, Any]:
         out["error"] = view.error
     if view.log_tail:
         out["log_tail"] = view.log_tail
+    if view.warnings:
+        out["warnings"] = list(view.warnings)
     return out
 
 
@@ -53,7 +55,10 @@ async def export_start(call: ToolCall) -> types.CallToolResult:
     export_id = await call.deps.exports.begin(
         call.caller, call.generation, a["preset"], a["kind"], a["platform"]
     )
-    return ok(export={"id": export_id, "state": "running"})
+    started: dict[str, Any] = {"id": export_id, "state": "running"}
+    if warnings := call.deps.exports.warnings(export_id):
+        started["warnings"] = warnings
+    return ok(export=started)
 
 
 async def export_status(call: ToolCall) -> types.CallToolResult:
@@ -104,13 +109,14 @@ _EXPORT = {
         "outputs": {"type": "array", "items": ARTIFACT},
         "error": STRING,
         "log_tail": STRING,
+        "warnings": {"type": "array", "items": STRING},
     },
     "required": ["id", "preset", "kind", "state", "outputs"],
     "additionalProperties": False,
 }
 _STARTED = {
     "type": "object",
-    "properties": {"id": STRING, "state": _STATE},
+    "properties": {"id": STRING, "state": _STATE, "warnings": {"type": "array", "items": STRING}},
     "required": ["id", "state"],
     "additionalProperties": False,
 }

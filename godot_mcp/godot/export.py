@@ -180,8 +180,10 @@ class ExportRunner:
         plan: tree.Plan | None = None,
         *,
         write_preset: bool = False,
+        launch: bool = True,
     ) -> ExportJob:
-        """Like ``start``, copying in a worker thread and spawning in the calling thread."""
+        """Like ``start``, copying in a worker thread and spawning in the calling thread
+        (``launch=False``: the caller launches it, once it has done more to the snapshot)."""
         try:
             job = await anyio.to_thread.run_sync(
                 functools.partial(
@@ -198,7 +200,8 @@ class ExportRunner:
         except anyio.get_cancelled_exc_class():
             shutil.rmtree(self.work_root / export_id, ignore_errors=True)
             raise
-        job.launch()
+        if launch:
+            job.launch()
         return job
 
     def prepare(

@@ -16,7 +16,7 @@ import os
 import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -30,6 +30,7 @@ from godot_mcp.godot.export import (
     ExportRunner,
     ExportSetupError,
 )
+from godot_mcp.godot.imported import never_imported
 from godot_mcp.godot.presets import (
     PLATFORMS,
     Preset,
@@ -43,6 +44,7 @@ from godot_mcp.godot.presets import (
 )
 from godot_mcp.godot.templates import custom_template_refusal, template_bytes
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.copies import copy_imported, import_copy
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import settle_interrupted
@@ -69,6 +71,7 @@ class ExportView:
     error: str | None
     log_tail: str | None
     platform: str | None = None  # a platform export's platform (PLATFORMS)
+    warnings: tuple[str, ...] = ()  # its copy was imported first (§12)
 
 
 def _view(
@@ -89,6 +92,8 @@ class ExportService:
         self._ended = EndedSessions()
         self._unsettled: dict[str, tuple[str, str | None, str | None, int]] = {}
         self._done: dict[str, anyio.Event] = {}  # set when an export of this process ends
+        self._warnings: dict[str, list[str]] = {}  # exports whose copy was imported first
+        self._importing: dict[str, anyio.CancelScope] = {}  # exports importing their copy now
         self._closing = False  # the server is shutting down: what ends now was cancelled so
         self._stack = AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
@@ -197,8 +202,21 @@ class ExportService:
         )
         try:
             job = await runner.start_async(
-                project, preset, kind, export_id, expected, plan, write_preset=platform is not None
+                project,
+                preset,
+                kind,
+                export_id,
+                expected,
+                plan,
+                write_preset=platform is not None,
+                launch=False,
             )
+            major = self.rt.godot.headless_major or 3
+            import_first = await self.rt.blocking(never_imported, job.snapshot_dir, major)
+            if import_first:  # the watcher imports the copy, then launches (§12)
+                self._warnings[export_id] = [copy_imported("exported")]
+            else:
+                job.launch()
         except (ExportSetupError, OSError) as exc:
             log.warning("export %s could not be prepared: %s", export_id, exc)
             why = str(exc) if isinstance(exc, ExportSetupError) else "the copy could not be made"
@@ -216,7 +234,7 @@ class ExportService:
         self._done.setdefault(export_id, anyio.Event())
         slot.keep()
         assert self._tg is not None
-        self._tg.start_soon(self._watch, job, caller, generation, slot)
+        self._tg.start_soon(self._watch, job, caller, generation, slot, import_first)
         if caller.session_id is not None and caller.session_id in self._ended:
             # The session ended while the project was being copied: nobody can use it.
             await job.cancel()
@@ -238,10 +256,35 @@ class ExportService:
                 "(a copy of the project and outputs of its size)"
             )
 
-    async def _watch(self, job: ExportJob, caller: Caller, generation: int, slot: Slot) -> None:
-        """Follow one export to its end; whatever fails here ends the export, never the server."""
+    async def _watch(
+        self,
+        job: ExportJob,
+        caller: Caller,
+        generation: int,
+        slot: Slot,
+        import_first: bool = False,
+    ) -> None:
+        """Follow one export to its end; whatever fails here ends the export, never the server.
+        ``import_first``: its never-imported copy is imported here, then its Godot launched."""
         outcome: tuple[str, str | None, str | None] = ("failed", "internal error", None)
         try:
+            if import_first:
+                with anyio.CancelScope() as importing:  # a cancel of the export ends it
+                    self._importing[job.export_id] = importing
+                    try:
+                        await import_copy(self.rt, job.snapshot_dir, job.work_dir / "import")
+                    except GodotMcpError as exc:
+                        if job.state == "pending":
+                            why = f"the copy could not be imported: {exc.message}"
+                            outcome = ("failed", why, None)
+                            job.kill()
+                            return
+                    finally:
+                        self._importing.pop(job.export_id, None)
+                if job.state != "pending":  # cancelled while its copy was imported
+                    outcome = ("cancelled", None, None)
+                    return
+                job.launch()
             state = await job.wait(EXPORT_TIMEOUT_S)
             if state in (RUNNING, VERIFYING):
                 job.kill()
@@ -353,15 +396,20 @@ class ExportService:
     def _view(self, caller: Caller, export_id: str) -> ExportView:
         self._flush()
         row = self._row(caller, export_id)
+        warned = tuple(self._warnings.get(export_id, ()))
         if export_id in self._unsettled:  # the database refused its end: say it from memory
             state, error, tail, _ = self._unsettled[export_id]
-            return _view(row, state, [], error, tail)
+            return replace(_view(row, state, [], error, tail), warnings=warned)
         outputs: list[ArtifactInfo] = []
         if row.state == "succeeded":
             outputs = live_outputs(
                 self.store.export_artifacts(export_id), lambda a: self.store.info(caller, a.id)
             )
-        return _view(row, row.state, outputs, row.error, row.log_tail)
+        return replace(_view(row, row.state, outputs, row.error, row.log_tail), warnings=warned)
+
+    def warnings(self, export_id: str) -> list[str]:
+        """What the export's answers say besides its state: its copy was imported first."""
+        return list(self._warnings.get(export_id, ()))
 
     def running(self) -> int:
         """How many of this server's exports (and project checks) are running or starting."""
@@ -387,6 +435,8 @@ class ExportService:
         job = self.jobs.get(export_id)
         if row.state != "running" or job is None:
             return row.state
+        if (importing := self._importing.get(export_id)) is not None:
+            importing.cancel()
         await job.cancel()
         await self.wait_settled(export_id, 30)
         return (await self.rt.blocking(self._row, caller, export_id)).state
@@ -396,7 +446,12 @@ class ExportService:
         self._ended.add(session_id)
         for export_id, job in list(self.jobs.items()):
             row = await self.rt.blocking(self.records.get, export_id)
-            if row is not None and row.session_id == session_id and job.state == RUNNING:
+            if row is not None and row.session_id == session_id and job.state in (
+                RUNNING,
+                "pending",  # importing its copy first
+            ):
+                if (importing := self._importing.get(export_id)) is not None:
+                    importing.cancel()
                 await job.cancel()
 
     async def aclose(self) -> None:

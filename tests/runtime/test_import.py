@@ -13,7 +13,8 @@ import anyio
 import pytest
 from PIL import Image
 
-from tests.runtime.test_captures import ok
+from godot_mcp.runtime.copies import copy_imported
+from tests.runtime.test_captures import fetch, ok
 from tests.runtime.test_check import _check_processes, _until, tree_hash
 from tests.support import engines
 from tests.support.servers import http_client, serve_project, stdio_client
@@ -236,3 +237,39 @@ async def test_a_project_with_nothing_to_import_is_never_refused(tmp_path):
             await ok(c, "runtime.session.stop", {"session_id": sid})
             answer = await ok(c, "project.check")
             assert answer["errors"] == [] and "warnings" not in answer
+
+
+async def test_an_export_of_a_never_imported_project_imports_its_copy_first(tmp_path):
+    """An export runs on its own copy: imported there first (the project itself never), said
+    in its answers; the pack holds the imported texture. A cancel meanwhile ends it."""
+    project = never_imported(tmp_path / "project")
+    before = paths(project)
+    warning = copy_imported("exported")
+    with anyio.fail_after(240):
+        async with stdio_client(project, tmp_path / "state") as c:
+            args = {"platform": "linux", "kind": "pack"}
+            started = (await ok(c, "project.export", args))["export"]
+            assert started["warnings"] == [warning]
+            done = await ok(
+                c, "project.export.status", {"export_id": started["id"], "wait_seconds": 50}
+            )
+            export = done["export"]
+            while export["state"] == "running":
+                export = (
+                    await ok(
+                        c,
+                        "project.export.status",
+                        {"export_id": started["id"], "wait_seconds": 50},
+                    )
+                )["export"]
+            assert export["state"] == "succeeded", export
+            assert export["warnings"] == [warning]
+            (pack,) = export["outputs"]
+            data = await fetch(c, pack)
+            assert b".stex" in data or b".ctex" in data  # the texture as the engine imported it
+            assert paths(project) == before  # the project itself was not imported
+
+            again = (await ok(c, "project.export", args))["export"]
+            cancelled = await ok(c, "project.export.cancel", {"export_id": again["id"]})
+            assert cancelled["state"] == "cancelled", cancelled
+            assert paths(project) == before
