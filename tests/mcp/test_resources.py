@@ -39,6 +39,7 @@ SHIPPED = {
     "runtime.perf.read",
     "project.check",
     "project.api",
+    "project.import",
 }
 
 
