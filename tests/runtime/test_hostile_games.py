@@ -11,6 +11,7 @@ import pytest
 
 from tests.mcp.conftest import Connect, transport_factory
 from tests.runtime.test_captures import ok
+from tests.runtime.test_see_in_one_call import PROBE
 from tests.support.engines import Engine
 from tests.support.servers import ServedProject, serve_project
 
@@ -42,20 +43,6 @@ func _ready():
 			if line.begins_with("SPY_"):
 				print(line)
 """.replace("MARK", '"' + SECRET + '"')
-
-PROBE = """extends Node
-
-func _ready():
-	var args = []
-	if OS.has_method("get_cmdline_user_args"):
-		args = OS.call("get_cmdline_user_args")
-	else:
-		args = OS.get_cmdline_args()
-	var out = ""
-	for a in args:
-		out += "<" + a + ">"
-	print("GAME_ARGS " + out)
-"""
 
 
 CONTROL = """extends Node
