@@ -201,6 +201,9 @@ def test_preset_is_optional_and_platform_is_one_of_six() -> None:
 
 
 class _Exports:
+    def warnings(self, export_id: str) -> list[str]:
+        return []
+
     def __init__(self) -> None:
         self.begun: list[tuple[object, ...]] = []
 
