@@ -439,7 +439,8 @@ class ExportService:
             importing.cancel()
         await job.cancel()
         await self.wait_settled(export_id, 30)
-        return (await self.rt.blocking(self._row, caller, export_id)).state
+        # As status says it: an end being written (or refused by the database) is in memory.
+        return (await self.view(caller, export_id)).state
 
     async def session_ended(self, session_id: str) -> None:
         """Kill the exports of an ended HTTP session."""

@@ -241,7 +241,7 @@ async def test_a_project_with_nothing_to_import_is_never_refused(tmp_path):
 
 async def test_an_export_of_a_never_imported_project_imports_its_copy_first(tmp_path):
     """An export runs on its own copy: imported there first (the project itself never), said
-    in its answers; the pack holds the imported texture."""
+    in its answers; the pack holds the imported texture. A cancel meanwhile ends it."""
     project = never_imported(tmp_path / "project")
     before = paths(project)
     warning = copy_imported("exported")
@@ -269,4 +269,7 @@ async def test_an_export_of_a_never_imported_project_imports_its_copy_first(tmp_
             assert b".stex" in data or b".ctex" in data  # the texture as the engine imported it
             assert paths(project) == before  # the project itself was not imported
 
+            again = (await ok(c, "project.export", args))["export"]
+            cancelled = await ok(c, "project.export.cancel", {"export_id": again["id"]})
+            assert cancelled["state"] == "cancelled", cancelled
             assert paths(project) == before
