@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 from godot_mcp.errors import Unavailable
+from godot_mcp.godot.project_files import MAX_FILES, visible_files
 
 __all__ = [
     "MAX_FILES",
@@ -43,7 +43,6 @@ __all__ = [
     "refuse_never_imported",
 ]
 
-MAX_FILES = 100_000  # files looked at before giving up (then: what was seen decides)
 _COMMON = frozenset(
     {
         # textures
@@ -70,7 +69,6 @@ _GODOT4 = _COMMON | {
     "font",
     "glsl",
 }
-_CACHES = frozenset({".import", ".godot"})
 _KEPT = re.compile(rb'^importer="(?:keep|skip)"', re.M)
 # A top-level class_name, after annotations such as @tool or @icon("…") on the same line.
 _CLASS_NAME = re.compile(rb"^(?:@\w+(?:\([^)\n]*\))?\s+)*class_name\s+[A-Za-z_]", re.M)
@@ -109,23 +107,6 @@ def importable(rel: str, major: int, minor: int | None = None) -> bool:
     return suffix in _GODOT3
 
 
-def _walk(project: Path) -> Iterator[tuple[str, list[str]]]:
-    """Each folder Godot's file system sees (relative, ``/``-separated; ``""`` the root) and
-    its visible files; at most ``MAX_FILES`` files in all."""
-    seen = 0
-    for top, dirs, files in os.walk(project, followlinks=False):
-        if ".gdignore" in files:
-            dirs[:] = []
-            continue
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _CACHES)
-        rel = Path(top).relative_to(project).as_posix()
-        names = sorted(n for n in files if not n.startswith("."))[: max(0, MAX_FILES - seen)]
-        seen += len(names)
-        yield ("" if rel == "." else rel), names
-        if seen >= MAX_FILES:
-            return
-
-
 def _head(path: Path, limit: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -145,13 +126,11 @@ def _kept(source: Path) -> bool:
 
 def importable_files(project: Path, major: int, minor: int | None = None) -> list[str]:
     """The project's files the engine imports (relative, ``/``-separated), in path order."""
-    out: list[str] = []
-    for rel, names in _walk(project):
-        for name in names:
-            path = f"{rel}/{name}" if rel else name
-            if importable(name, major, minor) and not _kept(project / path):
-                out.append(path)
-    return out
+    return [
+        rel
+        for rel in visible_files(project)
+        if importable(rel, major, minor) and not _kept(project / rel)
+    ]
 
 
 def _declares_class(path: Path) -> bool:
@@ -163,13 +142,12 @@ def never_imported(project: Path, major: int) -> bool:
     project = Path(project)
     if (project / folder(major)).is_dir():
         return False
-    for rel, names in _walk(project):
-        for name in names:
-            path = project / rel / name
-            if importable(name, major) and not _kept(path):
-                return True
-            if major >= 4 and name.endswith(".gd") and _declares_class(path):
-                return True
+    for rel in visible_files(project):
+        path = project / rel
+        if importable(rel, major) and not _kept(path):
+            return True
+        if major >= 4 and rel.endswith(".gd") and _declares_class(path):
+            return True
     return False
 
 

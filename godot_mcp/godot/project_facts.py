@@ -27,6 +27,7 @@ from pathlib import Path
 from godot_mcp.errors import Unavailable
 from godot_mcp.godot.locate import GodotInstall, engine_name, is_dotnet
 from godot_mcp.godot.presets import read_config
+from godot_mcp.godot.project_files import visible_files
 
 __all__ = [
     "MAX_FILES",
@@ -42,7 +43,6 @@ MAX_FILES = 20_000  # files looked at for a .cs file before giving up (then: no 
 _SECTIONS = ("dotnet", "mono")
 _FEATURE_VERSION = re.compile(r"^(\d+)\.(\d+)$")
 _ENGINE_VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
-_CACHES = frozenset({".import", ".godot"})
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def read_facts(project: Path) -> Facts:
         "C#" in features
         or any(section in config for section in _SECTIONS)
         or _has_csproj(project)
-        or first_csharp(_walk(project)) is not None
+        or first_csharp(visible_files(project, MAX_FILES)) is not None
     )
     return Facts(features, dotnet)
 
@@ -83,23 +83,6 @@ def _has_csproj(project: Path) -> bool:
             return any(e.name.endswith(".csproj") and e.is_file() for e in entries)
     except OSError:
         return False
-
-
-def _walk(project: Path) -> Iterable[str]:
-    """The project's files (relative, ``/``-separated) as Godot's file system sees them."""
-    seen = 0
-    for top, dirs, files in os.walk(project, followlinks=False):
-        if ".gdignore" in files:
-            dirs[:] = []
-            continue
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _CACHES)
-        rel = Path(top).relative_to(project).as_posix()
-        for name in sorted(files):
-            seen += 1
-            if seen > MAX_FILES:
-                return
-            if not name.startswith("."):
-                yield name if rel == "." else f"{rel}/{name}"
 
 
 def first_csharp(rels: Iterable[str]) -> str | None:

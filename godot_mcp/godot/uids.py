@@ -4,9 +4,9 @@ Godot 3 by a path relative to the project).
 Godot 4.4+ editors write ``run/main_scene="uid://b1k…"``; an agent needs the scene's path
 (``runtime.session.start`` takes ``res://``). A text scene names its own uid in its first
 line (``[gd_scene load_steps=3 format=3 uid="uid://b1k…"]``), so the project's ``.tscn``
-files are read for it: only their first line, links not followed, hidden folders, Godot's
-caches and folders holding a ``.gdignore`` left out, at most ``MAX_FILES`` files. The
-editor's ``.godot/uid_cache.bin`` is not needed (a fresh clone has none).
+files are read for it: only their first line, where Godot's file system looks
+(``project_files``), at most ``MAX_FILES`` files. The editor's ``.godot/uid_cache.bin`` is
+not needed (a fresh clone has none).
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import re
 import stat
 from pathlib import Path
 
+from godot_mcp.godot.project_files import visible_files
+
 __all__ = ["MAX_FILES", "resolve", "scene_path"]
 
-MAX_FILES = 20_000
+MAX_FILES = 20_000  # files looked at (scenes or not) before giving up
 _UID = re.compile(r"^uid://[a-z0-9]{1,16}$")
 _HEADER = re.compile(rb'^\[gd_scene\b[^\]\n]*\buid="(uid://[a-z0-9]{1,16})"')
 
@@ -39,21 +41,9 @@ def scene_path(project: Path, value: str) -> str:
 
 def resolve(project: Path, uid: str) -> str | None:
     """The ``res://`` path of the text scene whose header names ``uid``, or None."""
-    seen = 0
-    for top, dirs, files in os.walk(project, followlinks=False):
-        if ".gdignore" in files:
-            dirs[:] = []
-            continue
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if not name.endswith(".tscn"):
-                continue
-            seen += 1
-            if seen > MAX_FILES:
-                return None
-            path = Path(top) / name
-            if _first_line_uid(path) == uid:
-                return "res://" + path.relative_to(project).as_posix()
+    for rel in visible_files(project, MAX_FILES):
+        if rel.endswith(".tscn") and _first_line_uid(project / rel) == uid:
+            return "res://" + rel
     return None
 
 
