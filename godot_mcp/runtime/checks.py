@@ -9,54 +9,44 @@ Its scratch (the list of files, the check script, Godot's XDG dirs) lives in
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 
 import anyio
 
-from godot_mcp.errors import Failed, Unavailable
+from godot_mcp.errors import Failed
 from godot_mcp.godot import check, tree
 from godot_mcp.godot.check import Progress, Report
 from godot_mcp.godot.project_facts import newer_engine
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.copies import imported_copy
 from godot_mcp.runtime.exports import ExportService
+from godot_mcp.runtime.headless import HeadlessWork
 from godot_mcp.runtime.imports import ImportService
-from godot_mcp.runtime.owner import me
 from godot_mcp.store.ids import new_id
 
 SLACK = 16 << 20  # free space a check needs for Godot's own writes (XDG dirs, user://)
 
 
-class CheckService:
+class CheckService(HeadlessWork):
     """Runs the project checks of one server process."""
 
     def __init__(self, rt: Runtime, exports: ExportService) -> None:
-        self.rt = rt
-        self.exports = exports
-        pid, start = me()
-        self.scratch = rt.store.layout.scratch_dir / "checks" / f"{pid}-{start}"
+        super().__init__(rt, exports)
         self.imports = ImportService(rt, exports)  # project.import, and a check's own copy
-
-    def availability(self) -> str:
-        return self.exports.availability()
 
     async def run(self, paths: Sequence[str] | None, progress: Progress | None = None) -> Report:
         """Check the project (under ``paths``); refusals are typed, nothing is kept after."""
-        why = self.availability()
-        if why != "available":
-            raise Unavailable(why.removeprefix("unavailable: "))
-        install = self.rt.godot
-        assert install.headless is not None  # availability said so
+        install = self.install()
         # Bad paths (a link out of the project, a path not in it) are refused before capacity
         # is looked at: their errors are the tree's InvalidArgument.
         plan = await self.rt.blocking(tree.plan, self.rt.project)
         files = check.select(plan, paths)
         with self.rt.slots.take():
-            self._check_space()
+            self.refuse_low_space(SLACK, f"a check needs about {SLACK} for Godot's own files")
             # A never-imported project is checked on a private copy, imported first.
             copied = await imported_copy(self.rt, plan, self.scratch / new_id(), "checked")
             plan = copied.plan if copied is not None else plan
+            assert install.headless is not None
             job = check.Check(
                 install.headless,
                 install.headless_major or 3,
@@ -82,16 +72,3 @@ class CheckService:
                     await self.rt.blocking(job.cleanup)
                     if copied is not None:
                         await self.rt.blocking(tree.remove, copied.work)
-
-    def _check_space(self) -> None:
-        need = SLACK
-        self.scratch.mkdir(parents=True, mode=0o700, exist_ok=True)
-        try:
-            free = shutil.disk_usage(self.scratch).free
-        except OSError:
-            return
-        if free < need:
-            raise Unavailable(
-                f"the state dir's disk has {free} bytes free; a check needs about {need} "
-                "for Godot's own files"
-            )

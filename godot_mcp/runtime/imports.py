@@ -19,7 +19,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,33 +31,24 @@ from godot_mcp.godot.importer import Importer, Outcome, Progress
 from godot_mcp.godot.redact import as_res
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.exports import ExportService
-from godot_mcp.runtime.owner import me
+from godot_mcp.runtime.headless import HeadlessWork
 from godot_mcp.store.ids import new_id
 
 SLACK = 64 << 20  # free space an import needs besides its copy (the imported files)
 RUNNING = "an import of this project is running; wait for it to end"
 
 
-class ImportService:
+class ImportService(HeadlessWork):
     """Runs the project imports of one server process."""
 
     def __init__(self, rt: Runtime, exports: ExportService) -> None:
-        self.rt = rt
-        self.exports = exports
-        pid, start = me()
-        self.scratch = rt.store.layout.scratch_dir / "checks" / f"{pid}-{start}"
+        super().__init__(rt, exports)
         self._running = False
-
-    def availability(self) -> str:
-        return self.exports.availability()
 
     async def run(self, progress: Progress | None = None) -> Outcome:
         """Import the project: the engine on a private copy, then its result moved in."""
-        why = self.availability()
-        if why != "available":
-            raise Unavailable(why.removeprefix("unavailable: "))
-        install = self.rt.godot
-        assert install.headless is not None  # availability said so
+        install = self.install()
+        assert install.headless is not None
         began = time.monotonic()
         if self._running:
             raise Unavailable(RUNNING)
@@ -109,15 +99,10 @@ class ImportService:
     def _copy(self, plan: tree.Plan, work: Path) -> None:
         """The work dir with the project's copy, after a look at the free space."""
         need = plan.bytes * 2 + SLACK
-        try:
-            free = shutil.disk_usage(self.scratch).free
-        except OSError:
-            free = need
-        if free < need:
-            raise Unavailable(
-                f"the state dir's disk has {free} bytes free; this import needs about {need} "
-                "(a copy of the project and what the engine imports)"
-            )
+        self.refuse_low_space(
+            need,
+            f"this import needs about {need} (a copy of the project and what the engine imports)",
+        )
         work.mkdir(mode=0o700)
         tree.copy(plan, work / "project")
 
