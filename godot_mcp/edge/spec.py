@@ -196,26 +196,26 @@ _TYPES = {
 }
 
 
+_BOUNDS = {  # a bound's rule: how it is said, and what it counts (one, more than one)
+    "maxLength": ("is longer than", "character", "characters"),
+    "minLength": ("is shorter than", "character", "characters"),
+    "maxItems": ("holds more than", "item", "items"),
+    "minItems": ("holds fewer than", "item", "items"),
+    "maxProperties": ("has more than", "property", "properties"),
+    "minProperties": ("has fewer than", "property", "properties"),
+    "maximum": ("is more than", "", ""),
+    "minimum": ("is less than", "", ""),
+}
+
+
 def _said(name: str, error: ValidationError) -> str:
     """One line for a schema error, naming where it is and the rule, never the value."""
     where = _where(name, error.absolute_path)
     rule, bound = error.validator, error.validator_value
-    if rule == "maxLength":
-        return f"{where} is longer than {bound} characters"
-    if rule == "minLength":
-        return f"{where} is shorter than {bound} character{'s' if bound != 1 else ''}"
-    if rule == "maxItems":
-        return f"{where} holds more than {bound} items"
-    if rule == "minItems":
-        return f"{where} holds fewer than {bound} items"
-    if rule == "maxProperties":
-        return f"{where} has more than {bound} properties"
-    if rule == "minProperties":
-        return f"{where} has fewer than {bound} properties"
-    if rule == "maximum":
-        return f"{where} is more than {_num(bound)}"
-    if rule == "minimum":
-        return f"{where} is less than {_num(bound)}"
+    if rule in _BOUNDS:
+        said, one, many = _BOUNDS[rule]
+        unit = one if bound == 1 else many
+        return f"{where} {said} {_num(bound)}{' ' + unit if unit else ''}"
     if rule in ("enum", "const"):
         options = bound if rule == "enum" else [bound]
         shown = ", ".join(str(o)[:MAX_QUOTED] for o in list(options)[:10])

@@ -192,7 +192,7 @@ def test_no_item_is_turned_into_a_string(harness: Harness):
 def test_messages_name_where_the_value_is_and_never_echo_it(harness: Harness):
     huge = "Z" * 100_000
     body = harness.call("runtime.node.set", {"session_id": "x", "path": "/root", "values": {}})
-    assert body["message"] == "values has fewer than 1 properties"
+    assert body["message"] == "values has fewer than 1 property"
     body = harness.call("runtime.session.start", {"args": ["ok", "b" * 257]})
     assert body["outcome"] == "invalid_argument" and body["message"].startswith("args[1] ")
     body = harness.call("project.api", {"class": huge})
