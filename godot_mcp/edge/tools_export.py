@@ -129,7 +129,9 @@ TOOLS = [
         "a platform (no preset needed: pack needs no templates, release and debug need that "
         "platform's); give exactly one of preset and platform. Answers at once with the "
         "export's id; the export runs Godot on a private copy of the project (seconds to "
-        "minutes, disk for a copy plus the outputs). Follow it with {project.export.status}.",
+        "minutes, disk for a copy plus the outputs). Follow it with {project.export.status}. "
+        "warnings, when present, say what to know of the outputs (the copy imported first, "
+        "C# on a Godot without .NET, a project saved by a newer Godot).",
         export_start,
         args=(
             Arg(

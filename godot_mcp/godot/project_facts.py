@@ -32,7 +32,9 @@ from godot_mcp.godot.project_files import visible_files
 __all__ = [
     "MAX_FILES",
     "Facts",
+    "csharp_export",
     "csharp_reason",
+    "export_warnings",
     "first_csharp",
     "newer_engine",
     "read_facts",
@@ -105,6 +107,26 @@ def refuse_csharp(project: Path, install: GodotInstall, mode: str) -> None:
     version = install.version if mode == "windowed" else install.headless_version
     if is_dotnet(version) is False and read_facts(project).dotnet:
         raise Unavailable(csharp_reason(engine_name(version)))
+
+
+def csharp_export(engine: str) -> str:
+    """The warning of an export of a C# project by ``engine``, a non-.NET build."""
+    return (
+        f"the project uses C# and this {engine} is not a .NET build: the export holds the C# "
+        "sources but no compiled assemblies, so its C# scripts will not run; export with a "
+        ".NET build of Godot"
+    )
+
+
+def export_warnings(project: Path, engine_version: str | None) -> list[str]:
+    """What an export of ``project`` by the engine ``engine_version`` warns of: C# on an
+    engine without .NET, a project saved by a newer engine."""
+    facts = read_facts(project)
+    warnings = []
+    if facts.dotnet and is_dotnet(engine_version) is False:
+        warnings.append(csharp_export(engine_name(engine_version)))
+    newer = newer_engine(facts.features, engine_version)
+    return [*warnings, *([newer] if newer else [])]
 
 
 def newer_engine(features: Iterable[str], engine_version: str | None) -> str | None:

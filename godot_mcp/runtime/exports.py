@@ -42,6 +42,7 @@ from godot_mcp.godot.presets import (
     project_name,
     read_presets,
 )
+from godot_mcp.godot.project_facts import export_warnings
 from godot_mcp.godot.templates import custom_template_refusal, template_bytes
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.copies import copy_imported, import_copy
@@ -71,7 +72,7 @@ class ExportView:
     error: str | None
     log_tail: str | None
     platform: str | None = None  # a platform export's platform (PLATFORMS)
-    warnings: tuple[str, ...] = ()  # its copy was imported first (§12)
+    warnings: tuple[str, ...] = ()  # its copy was imported first (§12), C#, a newer engine
 
 
 def _view(
@@ -213,10 +214,14 @@ class ExportService:
             )
             major = self.rt.godot.headless_major or 3
             import_first = await self.rt.blocking(never_imported, job.snapshot_dir, major)
+            version = self.rt.godot.headless_version
+            warned = await self.rt.blocking(export_warnings, job.snapshot_dir, version)
             if import_first:  # the watcher imports the copy, then launches (§12)
-                self._warnings[export_id] = [copy_imported("exported")]
+                warned.append(copy_imported("exported"))
             else:
                 job.launch()
+            if warned:
+                self._warnings[export_id] = warned
         except (ExportSetupError, OSError) as exc:
             log.warning("export %s could not be prepared: %s", export_id, exc)
             why = str(exc) if isinstance(exc, ExportSetupError) else "the copy could not be made"
@@ -408,7 +413,8 @@ class ExportService:
         return replace(_view(row, row.state, outputs, row.error, row.log_tail), warnings=warned)
 
     def warnings(self, export_id: str) -> list[str]:
-        """What the export's answers say besides its state: its copy was imported first."""
+        """What the export's answers say besides its state: its copy was imported first, C#
+        on an engine without .NET, a project saved by a newer engine."""
         return list(self._warnings.get(export_id, ()))
 
     def running(self) -> int:

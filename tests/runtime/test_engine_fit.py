@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from godot_mcp.godot.locate import engine_name
+from godot_mcp.godot.project_facts import csharp_export
 from tests.runtime.test_captures import ok
 from tests.support import engines
 from tests.support.servers import stdio_client
@@ -156,6 +157,19 @@ async def test_a_csharp_project_on_an_engine_without_dotnet_is_told_so(tmp_path)
                 }
             listed = await ok(c, "runtime.session.list")
             assert listed["sessions"] == []
+            engine = engine_name(profile["godot"]["headless_version"])
+            export = await exported(c)
+            assert (export["state"], export["warnings"]) == ("succeeded", [csharp_export(engine)])
+
+
+async def exported(c) -> dict:
+    """An export of the project by platform (a pack), followed to its end."""
+    args = {"platform": "linux", "kind": "pack"}
+    export = (await ok(c, "project.export", args))["export"]
+    while export["state"] == "running":
+        status = {"export_id": export["id"], "wait_seconds": 50}
+        export = (await ok(c, "project.export.status", status))["export"]
+    return export
 
 
 NEWER_MAIN3 = """\
@@ -208,6 +222,8 @@ async def test_a_project_saved_by_a_newer_engine_is_warned_and_its_new_classes_f
             profile = await ok(c, "server.profile")
             info = await ok(c, "project.info")
             checked = await ok(c, "project.check")
+            export = await exported(c)
+    assert export["state"] == "succeeded"
     assert info["dotnet"] is False
     missing = "Cannot get class 'AreaLight3D' (when the scene is instantiated)"
     assert checked["errors"] == [{"path": "res://main.tscn", "kind": "load", "message": missing}]
@@ -215,6 +231,7 @@ async def test_a_project_saved_by_a_newer_engine_is_warned_and_its_new_classes_f
     if engine.major == 3:
         assert info["engine_features"] == []
         assert "warnings" not in info and "warnings" not in checked
+        assert "warnings" not in export
         return
     running = engine_name(profile["godot"]["version"]).removeprefix("Godot ")
     assert running == "4.6.3"
@@ -225,6 +242,7 @@ async def test_a_project_saved_by_a_newer_engine_is_warned_and_its_new_classes_f
     assert info["engine_features"] == ["4.7", "GL Compatibility"]
     assert info["warnings"] == [warning]
     assert checked["warnings"] == [warning]
+    assert export["warnings"] == [warning]
 
 
 THREE_D_GD = {3: "extends Spatial\n", 4: "extends Node3D\n"}
