@@ -22,8 +22,8 @@ from godot_mcp.edge.deps import ServerDeps, Transport
 from godot_mcp.edge.disclosure import Disclosure
 from godot_mcp.edge.server import build_server
 from godot_mcp.edge.spec import Tool
-from godot_mcp.godot.locate import locate_godot
-from godot_mcp.godot.redact import private_roots
+from godot_mcp.godot.process.locate import locate_godot
+from godot_mcp.godot.process.redact import private_roots
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.heartbeat import keep_beating
 from godot_mcp.runtime.releases import Releases

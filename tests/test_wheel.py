@@ -31,10 +31,10 @@ DIST = NAME.replace("-", "_")
 SOURCES = ("pyproject.toml", "README.md", "CHANGELOG.md", "MANIFEST.in", "godot_mcp", "schema")
 # Files other than Python that the installed server reads at run time.
 RUNTIME_DATA = {
-    "godot_mcp/godot/bridge3.gd",
-    "godot_mcp/godot/bridge4.gd",
-    "godot_mcp/godot/check3.gd",
-    "godot_mcp/godot/check4.gd",
+    "godot_mcp/godot/game/bridge3.gd",
+    "godot_mcp/godot/game/bridge4.gd",
+    "godot_mcp/godot/check/check3.gd",
+    "godot_mcp/godot/check/check4.gd",
     "godot_mcp/schema/env.py",
     "godot_mcp/schema/script.py.mako",
 }

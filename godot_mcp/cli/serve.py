@@ -28,7 +28,7 @@ from godot_mcp.errors import (
     GodotMcpError,
     StorageError,
 )
-from godot_mcp.godot.procs import protect_server
+from godot_mcp.godot.process.procs import protect_server
 from godot_mcp.store.tokens import list_tokens
 from godot_mcp.store.values import StoreLayout
 

@@ -12,9 +12,9 @@ from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.resources import blob_contents, read_artifact
 from godot_mcp.edge.spec import BOOLEAN, INTEGER, NULL, STRING, Arg, Tool
-from godot_mcp.godot import uids
-from godot_mcp.godot.presets import PresetsError, project_name, read_config, read_presets
-from godot_mcp.godot.project_facts import Facts, newer_engine, read_facts
+from godot_mcp.godot.project import uids
+from godot_mcp.godot.project.facts import Facts, newer_engine, read_facts
+from godot_mcp.godot.project.presets import PresetsError, project_name, read_config, read_presets
 
 
 def _godot_facts(deps: ServerDeps) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.progress import EVERY_S, Progress
 from godot_mcp.edge.spec import ARTIFACT, NULL, STRING, Arg, Tool
 from godot_mcp.errors import InvalidArgument
-from godot_mcp.godot.presets import KINDS, PLATFORMS
+from godot_mcp.godot.project.presets import KINDS, PLATFORMS
 from godot_mcp.runtime.exports import ExportView
 
 MAX_WAIT_S = 50  # below the 60 s default request timeout of common clients

@@ -27,11 +27,20 @@ from godot_mcp.edge.spec import (
     wire_name,
 )
 from godot_mcp.errors import InvalidArgument, Unavailable
-from godot_mcp.godot import session as limits
-from godot_mcp.godot.game_args import MAX_ARG_CHARS, MAX_ARGS, check_game_args
-from godot_mcp.godot.gamelog import LEVELS, encode_cursor
-from godot_mcp.godot.imported import NeverImported
-from godot_mcp.godot.preview import Preview
+from godot_mcp.godot.game import (
+    LEVELS,
+    MAX_ARG_CHARS,
+    MAX_ARGS,
+    MAX_FPS,
+    MAX_FRAMES,
+    MAX_RECORD_SECONDS,
+    MIN_FPS,
+    MIN_FRAMES,
+    Preview,
+    check_game_args,
+    encode_cursor,
+)
+from godot_mcp.godot.project.imported import NeverImported
 from godot_mcp.runtime.games import Managed
 from godot_mcp.store.values import ArtifactInfo
 
@@ -225,7 +234,7 @@ TOOLS = [
     Tool(
         "runtime.recording.capture",
         "Capture a recording",
-        f"Capture an animated PNG of frames at fps, at most {limits.MAX_RECORD_SECONDS} s of "
+        f"Capture an animated PNG of frames at fps, at most {MAX_RECORD_SECONDS} s of "
         "game time, as an artifact, and show a contact sheet of it in the answer: up to 16 "
         "frames in a grid in time order, each labelled with its frame index. Takes "
         "frames/fps seconds of game time or more.",
@@ -235,11 +244,11 @@ TOOLS = [
             Arg(
                 "frames",
                 "integer",
-                minimum=limits.MIN_FRAMES,
-                maximum=limits.MAX_FRAMES,
+                minimum=MIN_FRAMES,
+                maximum=MAX_FRAMES,
                 default=30,
             ),
-            Arg("fps", "integer", minimum=limits.MIN_FPS, maximum=limits.MAX_FPS, default=10),
+            Arg("fps", "integer", minimum=MIN_FPS, maximum=MAX_FPS, default=10),
             _preview_px(1024, "width of the contact sheet shown in the answer"),
         ),
         answer=_answer_with(_SHEET_PREVIEW),

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 import anyio
 
 from godot_mcp.errors import Failed
-from godot_mcp.godot import check, tree
+from godot_mcp.godot import check
 from godot_mcp.godot.check import Progress, Report
-from godot_mcp.godot.project_facts import newer_engine
+from godot_mcp.godot.project import tree
+from godot_mcp.godot.project.facts import newer_engine
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.copies import imported_copy
 from godot_mcp.runtime.exports import ExportService

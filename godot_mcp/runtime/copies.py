@@ -11,10 +11,11 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.errors import Unavailable
-from godot_mcp.godot import importer, tree
-from godot_mcp.godot.imported import never_imported
+from godot_mcp.godot import importer
 from godot_mcp.godot.importer import Importer, Outcome, Progress
-from godot_mcp.godot.redact import as_res
+from godot_mcp.godot.process.redact import as_res
+from godot_mcp.godot.project import tree
+from godot_mcp.godot.project.imported import never_imported
 from godot_mcp.runtime.context import Runtime
 
 __all__ = ["COPY_IMPORTED", "ImportedCopy", "copy_imported", "import_copy", "imported_copy"]

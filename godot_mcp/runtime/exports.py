@@ -22,16 +22,20 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, NotFound, Unavailable
-from godot_mcp.godot import sandbox, tree
 from godot_mcp.godot.export import (
     RUNNING,
     VERIFYING,
     ExportJob,
     ExportRunner,
     ExportSetupError,
+    custom_template_refusal,
+    template_bytes,
 )
-from godot_mcp.godot.imported import never_imported
-from godot_mcp.godot.presets import (
+from godot_mcp.godot.process import sandbox
+from godot_mcp.godot.project import tree
+from godot_mcp.godot.project.facts import export_warnings
+from godot_mcp.godot.project.imported import never_imported
+from godot_mcp.godot.project.presets import (
     PLATFORMS,
     Preset,
     PresetsError,
@@ -42,8 +46,6 @@ from godot_mcp.godot.presets import (
     project_name,
     read_presets,
 )
-from godot_mcp.godot.project_facts import export_warnings
-from godot_mcp.godot.templates import custom_template_refusal, template_bytes
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.copies import copy_imported, import_copy
 from godot_mcp.runtime.ended import EndedSessions

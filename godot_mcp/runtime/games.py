@@ -21,15 +21,23 @@ from godot_mcp.errors import (
     InvalidArgument,
     Unavailable,
 )
-from godot_mcp.godot.capture import Capture
-from godot_mcp.godot.gamefiles import open_game_stream
-from godot_mcp.godot.gamelog import Entry, Page, decode_cursor
-from godot_mcp.godot.imported import refuse_never_imported
-from godot_mcp.godot.locate import headless_availability, windowed_availability
-from godot_mcp.godot.preview import Preview, downscale
-from godot_mcp.godot.project_facts import refuse_csharp
-from godot_mcp.godot.session import GameRunner, GameSession, validate_recording
-from godot_mcp.godot.waiting import wait_for_line, wait_until
+from godot_mcp.godot.game import (
+    Capture,
+    Entry,
+    GameRunner,
+    GameSession,
+    Page,
+    Preview,
+    decode_cursor,
+    downscale,
+    open_game_stream,
+    validate_recording,
+    wait_for_line,
+    wait_until,
+)
+from godot_mcp.godot.process.locate import headless_availability, windowed_availability
+from godot_mcp.godot.project.facts import refuse_csharp
+from godot_mcp.godot.project.imported import refuse_never_imported
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 from godot_mcp.errors import Unavailable
-from godot_mcp.godot.locate import GodotInstall
+from godot_mcp.godot.process.locate import GodotInstall
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.exports import ExportService
 from godot_mcp.runtime.owner import me

@@ -26,9 +26,10 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.errors import Failed, Unavailable
-from godot_mcp.godot import importer, tree
+from godot_mcp.godot import importer
 from godot_mcp.godot.importer import Importer, Outcome, Progress
-from godot_mcp.godot.redact import as_res
+from godot_mcp.godot.process.redact import as_res
+from godot_mcp.godot.project import tree
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.exports import ExportService
 from godot_mcp.runtime.headless import HeadlessWork

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from godot_mcp.errors import InvalidArgument, NotFound
-from godot_mcp.godot import tree
 from godot_mcp.godot.export import leftovers
+from godot_mcp.godot.project import tree
 from godot_mcp.runtime.owner import alive
 from godot_mcp.store.blobs import mkdir_private
 from godot_mcp.store.exports import ExportRecords

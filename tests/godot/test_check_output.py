@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from gdtoolkit.parser import parser
 
-from godot_mcp.godot import check, tree
+from godot_mcp.godot.check import job as check
+from godot_mcp.godot.project import tree
 from tests.godot.test_bridge4 import GODOT3_ONLY, _code, typing_problems
 
 M = "@@godot-mcp-check-0123456789abcdef"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from godot_mcp.edge.deps import ToolCall
 from godot_mcp.edge.tools_core import project_info
-from godot_mcp.godot.presets import (
+from godot_mcp.godot.project.presets import (
     ConfigSyntaxError,
     Constructed,
     GodotObject,

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from godot_mcp.errors import Unavailable
-from godot_mcp.godot import check, tree
-from godot_mcp.godot.locate import GodotInstall, is_dotnet
-from godot_mcp.godot.project_facts import (
+from godot_mcp.godot.check import job as check
+from godot_mcp.godot.process.locate import GodotInstall, is_dotnet
+from godot_mcp.godot.project import tree
+from godot_mcp.godot.project.facts import (
     csharp_reason,
     newer_engine,
     read_facts,

@@ -12,8 +12,8 @@ from jsonschema import Draft202012Validator
 
 from godot_mcp.edge.tools_export import TOOLS, describe, export_start
 from godot_mcp.errors import InvalidArgument
-from godot_mcp.godot.export import ExportRunner
-from godot_mcp.godot.presets import (
+from godot_mcp.godot.export.job import ExportRunner
+from godot_mcp.godot.project.presets import (
     PLATFORMS,
     expected_outputs,
     find_preset,

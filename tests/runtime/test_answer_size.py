@@ -20,7 +20,7 @@ import anyio
 import pytest
 from PIL import Image
 
-from godot_mcp.godot.gamelog import encode_cursor
+from godot_mcp.godot.game.log import encode_cursor
 from tests.support.engines import Engine
 from tests.support.rawmcp import raw_session
 from tests.support.rawstdio import raw_stdio

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from godot_mcp.errors import StorageError
-from godot_mcp.godot.locate import locate_godot
+from godot_mcp.godot.process.locate import locate_godot
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.exports import ExportService
 from godot_mcp.store.db import read_session, write_session

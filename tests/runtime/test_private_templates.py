@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.export import ExportRunner, ExportSetupError
-from godot_mcp.godot.presets import Preset, expected_outputs, find_preset, project_name
-from godot_mcp.godot.presets import read_presets as read_project_presets
-from godot_mcp.godot.redact import private_roots
-from godot_mcp.godot.templates import custom_template_refusal, open_custom_template
+from godot_mcp.godot.export.job import ExportRunner, ExportSetupError
+from godot_mcp.godot.export.templates import custom_template_refusal, open_custom_template
+from godot_mcp.godot.process.redact import private_roots
+from godot_mcp.godot.project.presets import Preset, expected_outputs, find_preset, project_name
+from godot_mcp.godot.project.presets import read_presets as read_project_presets
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, NewArtifact
 from tests.godot.export_fixtures import make_project

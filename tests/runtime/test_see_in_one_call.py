@@ -12,7 +12,7 @@ import anyio
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from godot_mcp.godot.preview import GAP_PX, LABEL_PX, sheet_frames
+from godot_mcp.godot.game.preview import GAP_PX, LABEL_PX, sheet_frames
 from tests.mcp.conftest import Connect, transport_factory
 from tests.runtime.test_captures import fetch, ok
 from tests.support.engines import Engine

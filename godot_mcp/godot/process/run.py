@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import IO
 
 from godot_mcp.errors import Failed
-from godot_mcp.godot import environment, sandbox
-from godot_mcp.godot.child import Child
+from godot_mcp.godot.process import environment, sandbox
+from godot_mcp.godot.process.child import Child
 
 __all__ = ["CannotStart", "Confinement", "GodotRun", "stop_run", "xdg_homes"]
 

@@ -71,12 +71,12 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout
-from godot_mcp.godot import tree
-from godot_mcp.godot.child import Child
-from godot_mcp.godot.engine_lines import Reason, is_startup
-from godot_mcp.godot.project_facts import Facts, csharp_reason, first_csharp, read_facts
-from godot_mcp.godot.redact import PathPair, Scrubber, as_res
-from godot_mcp.godot.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.process.child import Child
+from godot_mcp.godot.process.engine_lines import Reason, is_startup
+from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
+from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.project import tree
+from godot_mcp.godot.project.facts import Facts, csharp_reason, first_csharp, read_facts
 
 SCRIPTS = frozenset({".gd"})
 SCENES = frozenset({".tscn", ".scn", ".tres", ".res"})  # counted as scenes: scenes, resources

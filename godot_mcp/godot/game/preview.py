@@ -25,7 +25,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from godot_mcp.godot.gamefiles import check_pixels, open_game_file, open_game_stream, png_header
+from godot_mcp.godot.game.files import check_pixels, open_game_file, open_game_stream, png_header
 
 MAX_CELLS = 16
 LABEL_PX = 12  # the strip under each cell that names its frame index

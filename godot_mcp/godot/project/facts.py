@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from godot_mcp.errors import Unavailable
-from godot_mcp.godot.locate import GodotInstall, engine_name, is_dotnet
-from godot_mcp.godot.presets import read_config
-from godot_mcp.godot.project_files import visible_files
+from godot_mcp.godot.process.locate import GodotInstall, engine_name, is_dotnet
+from godot_mcp.godot.project.files import visible_files
+from godot_mcp.godot.project.presets import read_config
 
 __all__ = [
     "MAX_FILES",

@@ -15,9 +15,9 @@ length, or a PNG whose header claims any size. So every such file is opened by
   wait for a writer) and refused unless it is that same regular file;
 - it is read through a :class:`GameFile`: at most ``limit`` bytes (a file longer than that is
   refused when opened; what it grows by later is never read) and only until ``READ_SECONDS``
-  after it was opened (then :class:`~godot_mcp.godot.game_errors.GameTimeout`).
+  after it was opened (then :class:`~godot_mcp.godot.game.errors.GameTimeout`).
 
-Every refusal is a :class:`~godot_mcp.godot.game_errors.GameFailed` (a read past its time: a
+Every refusal is a :class:`~godot_mcp.godot.game.errors.GameFailed` (a read past its time: a
 ``GameTimeout``) whose message names no path.
 
 The pixel budget (:func:`check_pixels`): no image a game wrote is decoded past ``MAX_SIDE`` on
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from godot_mcp.godot.game_errors import GameFailed, GameTimeout
+from godot_mcp.godot.game.errors import GameFailed, GameTimeout
 
 MAX_SIDE = 8192  # session.MAX_SIZE: the largest window side a session may ask for
 MAX_PIXELS = MAX_SIDE * MAX_SIDE

@@ -65,7 +65,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from godot_mcp.godot import tree
+from godot_mcp.godot.project import tree
 
 
 class ConfigSyntaxError(ValueError):

@@ -29,8 +29,8 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from godot_mcp.godot import engine_lines, environment
-from godot_mcp.godot.locate import version_line
+from godot_mcp.godot.process import engine_lines, environment
+from godot_mcp.godot.process.locate import version_line
 
 __all__ = ["availability", "bwrap", "wrap"]
 

@@ -1,9 +1,9 @@
 """An awaitable child process that never outlives the server.
 
 The child is forked by :class:`subprocess.Popen` on the calling thread (the event loop's, which
-lives as long as the server, as :mod:`godot_mcp.godot.procs` requires), in its own process group
-with the parent-death signal set. Its exit is awaited through a pidfd, so no thread and no
-polling is involved and any number of tasks may wait at once.
+lives as long as the server, as :mod:`godot_mcp.godot.process.procs` requires), in its own
+process group with the parent-death signal set. Its exit is awaited through a pidfd, so no
+thread and no polling is involved and any number of tasks may wait at once.
 
 The child's pid is its group's id, and the kernel keeps that id for the group only while the
 leader is not reaped (or another member lives). So the group is signalled only while that
@@ -23,7 +23,7 @@ from typing import IO
 
 import anyio
 
-from godot_mcp.godot import procs
+from godot_mcp.godot.process import procs
 
 
 class Child:

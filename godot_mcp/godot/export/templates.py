@@ -20,8 +20,8 @@ import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from godot_mcp.godot.presets import Preset
-from godot_mcp.godot.redact import PathPair
+from godot_mcp.godot.process.redact import PathPair
+from godot_mcp.godot.project.presets import Preset
 
 __all__ = [
     "TEMPLATE_DIRS",
@@ -174,7 +174,7 @@ class _Private(Exception):
     pass
 
 
-_PACKAGE = Path(__file__).resolve().parent.parent  # godot_mcp/
+_PACKAGE = Path(__file__).resolve().parents[2]  # godot_mcp/
 
 
 def _private_roots(private: Iterable[PathPair]) -> list[str]:

@@ -16,7 +16,7 @@ import re
 import stat
 from pathlib import Path
 
-from godot_mcp.godot.project_files import visible_files
+from godot_mcp.godot.project.files import visible_files
 
 __all__ = ["MAX_FILES", "resolve", "scene_path"]
 

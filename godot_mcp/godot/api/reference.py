@@ -47,7 +47,7 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.errors import InvalidArgument, NotFound, Timeout, Unavailable
-from godot_mcp.godot.run import CannotStart, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.process.run import CannotStart, GodotRun, stop_run, xdg_homes
 
 __all__ = [
     "ApiIndex",

@@ -58,11 +58,11 @@ from typing import BinaryIO
 import anyio
 
 from godot_mcp.errors import Failed, Timeout
-from godot_mcp.godot import imported, tree
-from godot_mcp.godot.child import Child
-from godot_mcp.godot.engine_lines import Reason
-from godot_mcp.godot.redact import PathPair, Scrubber, as_res
-from godot_mcp.godot.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.process.child import Child
+from godot_mcp.godot.process.engine_lines import Reason
+from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
+from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.project import imported, tree
 
 __all__ = [
     "ImportFailed",

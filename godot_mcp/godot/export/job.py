@@ -71,22 +71,7 @@ from typing import IO
 
 import anyio
 
-from godot_mcp.godot import tree, verify
-from godot_mcp.godot.child import Child
-from godot_mcp.godot.engine_lines import is_startup, without_escapes
-from godot_mcp.godot.presets import (
-    KINDS,
-    PRESETS_FILE,
-    Preset,
-    PresetsError,
-    find_preset,
-    platform_presets_text,
-    read_config,
-    read_presets,
-)
-from godot_mcp.godot.redact import PathPair, Scrubber
-from godot_mcp.godot.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
-from godot_mcp.godot.templates import (
+from godot_mcp.godot.export.templates import (
     TEMPLATE_DIRS,
     TEMPLATE_MOUNT,
     TemplateRefused,
@@ -95,6 +80,22 @@ from godot_mcp.godot.templates import (
     template_candidates,
     template_paths,
     user_data_home,
+)
+from godot_mcp.godot.export.verify import OutputInvalid, verify_output
+from godot_mcp.godot.process.child import Child
+from godot_mcp.godot.process.engine_lines import is_startup, without_escapes
+from godot_mcp.godot.process.redact import PathPair, Scrubber
+from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.project import tree
+from godot_mcp.godot.project.presets import (
+    KINDS,
+    PRESETS_FILE,
+    Preset,
+    PresetsError,
+    find_preset,
+    platform_presets_text,
+    read_config,
+    read_presets,
 )
 
 RUNNING, SUCCEEDED, FAILED, CANCELLED = "running", "succeeded", "failed", "cancelled"
@@ -447,7 +448,7 @@ class ExportJob:
         )
         try:
             for name, path in self.outputs:
-                verify.verify_output(
+                verify_output(
                     name,
                     path,
                     platform=self.preset.platform,
@@ -455,7 +456,7 @@ class ExportJob:
                     embedded=self.preset.embed_pck,
                     templates=candidates,
                 )
-        except verify.OutputInvalid as exc:
+        except OutputInvalid as exc:
             reason = exc.message
             if self._low_space or tree.disk_full(self.out_dir):
                 reason += " (the state dir's disk ran full during the export)"

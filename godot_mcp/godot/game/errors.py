@@ -10,7 +10,7 @@ is also the tree's type for its outcome, so nothing maps them by hand)::
      ├── GameTimeout              a bounded wait ran out (connect, capture, quit)
      └── GameNotFound             the game has no such node
 
-Every message and log tail goes through a :class:`~godot_mcp.godot.redact.Scrubber` first:
+Every message and log tail goes through a :class:`~godot_mcp.godot.process.redact.Scrubber` first:
 private paths (the state dir and its parent, the scratch dir, the package's bridge scripts, the
 home dir) become placeholders, and the project dir becomes ``res://``.
 """
@@ -57,6 +57,12 @@ BY_WORD: dict[str, type[GameError]] = {
     "timeout": GameTimeout,
     "not_found": GameNotFound,
 }
+
+
+def game_error(exc: GodotMcpError, message: str) -> GameError:
+    """The game's error of ``exc``'s outcome (a refusal of the process layer: a display that
+    would not start), saying ``message``."""
+    return BY_WORD.get(exc.outcome, GameFailed)(message)
 
 
 def one_line(text: str, limit: int = MAX_MESSAGE) -> str:

@@ -3,7 +3,7 @@
 One Xvfb per runner, started on first need and shared by its sessions: ``-displayfd`` lets Xvfb
 pick a free display number, ``-nolisten tcp`` keeps it off the network, and a private cookie
 file (``-auth``, also handed to the games as ``XAUTHORITY``) keeps other local users out. It is
-spawned through :mod:`godot_mcp.godot.child`, so it dies with the server.
+spawned through :mod:`godot_mcp.godot.process.child`, so it dies with the server.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.godot import environment
-from godot_mcp.godot.child import Child
-from godot_mcp.godot.game_errors import GameFailed, GameTimeout, GameUnavailable
+from godot_mcp.errors import Failed, Timeout, Unavailable
+from godot_mcp.godot.process import environment
+from godot_mcp.godot.process.child import Child
 
 SCREEN = "1280x720x24"
 START_TIMEOUT = 10.0
@@ -87,7 +87,7 @@ class PrivateDisplay:
                     env = environment.for_sandbox(os.environ)
                     self._child = Child.spawn(argv, env=env, stdout=log, pass_fds=(write_end,))
                 except OSError as exc:
-                    raise GameUnavailable(f"cannot start Xvfb: {exc.strerror}") from None
+                    raise Unavailable(f"cannot start Xvfb: {exc.strerror}") from None
             os.close(write_end)
             write_end = -1
             number = await self._read_display(read_end, timeout)
@@ -116,13 +116,13 @@ class PrivateDisplay:
         await self._child.kill()
         self._child = None
         if scope.cancelled_caught:
-            raise GameTimeout(f"Xvfb did not report a display within {timeout:g} s")
+            raise Timeout(f"Xvfb did not report a display within {timeout:g} s")
         reason = "Xvfb exited before reporting a display"
         with contextlib.suppress(OSError):
             tail = self._log.read_text("utf-8", "replace").strip().splitlines()[-1:]
             if tail:
                 reason += f": {tail[0]}"
-        raise GameFailed(reason)
+        raise Failed(reason)
 
     async def aclose(self) -> None:
         """Kill Xvfb (and anything left in its process group)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from godot_mcp.godot.game_errors import GameInvalid
+from godot_mcp.godot.game.errors import GameInvalid
 
 MAX_ARGS = 32
 MAX_ARG_CHARS = 256

@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 
 from godot_mcp.errors import Unavailable
-from godot_mcp.godot.project_files import MAX_FILES, visible_files
+from godot_mcp.godot.project.files import MAX_FILES, visible_files
 
 __all__ = [
     "MAX_FILES",

@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from godot_mcp.godot import engine_lines
+from godot_mcp.godot.process import engine_lines
 
 __all__ = ["LEVELS", "MAX_LINE", "Entry", "GameLog", "Page", "decode_cursor", "encode_cursor"]
 

@@ -2,7 +2,7 @@
 
 A :class:`GameRunner` owns the sessions it started and (when the server has no ``DISPLAY``) one
 private Xvfb. Each launch listens on its own loopback port with its own secret
-(:mod:`godot_mcp.godot.bridge`) and runs ``godot --path PROJECT --audio-driver Dummy --script
+(:mod:`godot_mcp.godot.game.bridge`) and runs ``godot --path PROJECT --audio-driver Dummy --script
 <bridge> -- ARGS``; the bridge script lives in this package and nothing is written into the
 project. The bridge's own settings (port, secret, scene) go in the game's environment, never on
 the command line, where the game's own ``ARGS`` could reach them. Every wait is bounded;
@@ -26,8 +26,9 @@ from typing import IO, Any, TypeVar
 
 import anyio
 
-from godot_mcp.godot import engine_lines
-from godot_mcp.godot.bridge import (
+from godot_mcp.errors import GodotMcpError
+from godot_mcp.godot.game.args import check_game_args
+from godot_mcp.godot.game.bridge import (
     MARK_PREFIX,
     PORT_ENV,
     SCENE_ENV,
@@ -40,31 +41,36 @@ from godot_mcp.godot.bridge import (
     outside_res,
     parse_mark,
 )
-from godot_mcp.godot.capture import (
+from godot_mcp.godot.game.capture import (
     Capture,
     Digest,
     assemble_apng,
     check_png,
     check_screenshot,
 )
-from godot_mcp.godot.child import Child
-from godot_mcp.godot.display import PrivateDisplay
-from godot_mcp.godot.game_args import check_game_args
-from godot_mcp.godot.game_errors import (
+from godot_mcp.godot.game.errors import (
     BY_WORD,
     GameError,
     GameFailed,
     GameInvalid,
     GameTimeout,
     GameUnavailable,
+    game_error,
     one_line,
 )
-from godot_mcp.godot.gamelog import Entry, GameLog
-from godot_mcp.godot.locate import GodotInstall, headless_availability, windowed_availability
-from godot_mcp.godot.preview import Preview, RawFrame, contact_sheet
-from godot_mcp.godot.redact import PathPair, Scrubber, as_res
-from godot_mcp.godot.run import CannotStart, GodotRun, stop_run
-from godot_mcp.godot.tree import disk_full
+from godot_mcp.godot.game.log import Entry, GameLog
+from godot_mcp.godot.game.preview import Preview, RawFrame, contact_sheet
+from godot_mcp.godot.process import engine_lines
+from godot_mcp.godot.process.child import Child
+from godot_mcp.godot.process.display import PrivateDisplay
+from godot_mcp.godot.process.locate import (
+    GodotInstall,
+    headless_availability,
+    windowed_availability,
+)
+from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
+from godot_mcp.godot.process.run import CannotStart, GodotRun, stop_run
+from godot_mcp.godot.project.tree import disk_full
 
 __all__ = ["Capture", "GameError", "GameRunner", "GameSession"]
 
@@ -379,7 +385,7 @@ class GameSession:
         """One bridge command (scene tree, time, input…): concurrent with any other command.
 
         The §7 values of ``set`` and ``call`` go with their number kinds kept
-        (:func:`~godot_mcp.godot.bridge.keep_number_kinds`). Raises GameNotFound,
+        (:func:`~godot_mcp.godot.game.bridge.keep_number_kinds`). Raises GameNotFound,
         GameInvalid, GameFailed or GameTimeout as the bridge answers.
         """
         field = _VALUES.get(cmd)
@@ -641,8 +647,8 @@ class GameRunner:
         if mode == "windowed":
             try:
                 env.update(await self._display_env())
-            except GameError as exc:
-                raise type(exc)(scrub(exc.message)) from None
+            except GodotMcpError as exc:  # the display's refusal, as the game's
+                raise game_error(exc, scrub(exc.message)) from None
 
         listener = await BridgeListener.open()
         env[SECRET_ENV] = listener.secret

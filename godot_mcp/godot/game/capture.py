@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from godot_mcp.godot.game_errors import GameFailed
-from godot_mcp.godot.gamefiles import (
+from godot_mcp.godot.game.errors import GameFailed
+from godot_mcp.godot.game.files import (
     PNG_MAGIC,
     check_pixels,
     create_server_file,
@@ -20,7 +20,7 @@ from godot_mcp.godot.gamefiles import (
     open_game_stream,
     png_header,
 )
-from godot_mcp.godot.preview import Preview, RawFrame
+from godot_mcp.godot.game.preview import Preview, RawFrame
 
 # The longest chunk read: Godot writes 8 KiB image data chunks (libpng's default), Pillow
 # 64 KiB; a chunk claiming up to 2 GiB is refused before anything is allocated for it.

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote
 
-from godot_mcp.godot.environment import secret_values
+from godot_mcp.godot.process.environment import secret_values
 
 __all__ = ["PathPair", "Scrubber", "as_res", "private_roots"]
 
@@ -182,7 +182,7 @@ class Scrubber:
         package, the server's ``private`` paths and the home dir (``home``, default the
         server's), as ``~``."""
         home = home or os.path.expanduser("~")
-        tail: list[PathPair] = [(Path(__file__).resolve().parent, "<godot_mcp>"), *private]
+        tail: list[PathPair] = [(Path(__file__).resolve().parents[1], "<godot_mcp>"), *private]
         return cls([*pairs, *tail, *([(home, "~")] if home not in ("", "/") else [])])
 
 

@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 
 from godot_mcp.errors import Timeout
-from godot_mcp.godot.game_errors import GameNotFound
-from godot_mcp.godot.gamelog import GameLog
-from godot_mcp.godot.session import GameSession
+from godot_mcp.godot.game.errors import GameNotFound
+from godot_mcp.godot.game.log import GameLog
+from godot_mcp.godot.game.session import GameSession
 
 FRAME_S = 1 / 60
 LOG_POLL_S = 0.05

@@ -1,0 +1,44 @@
+"""Game sessions: a Godot running the project with the bridge, its log, captures and input."""
+
+from godot_mcp.godot.game.args import MAX_ARG_CHARS, MAX_ARGS, check_game_args
+from godot_mcp.godot.game.capture import Capture
+from godot_mcp.godot.game.files import open_game_stream
+from godot_mcp.godot.game.log import LEVELS, Entry, Page, decode_cursor, encode_cursor
+from godot_mcp.godot.game.preview import Preview, RawFrame, downscale
+from godot_mcp.godot.game.session import (
+    MAX_FPS,
+    MAX_FRAMES,
+    MAX_RECORD_SECONDS,
+    MIN_FPS,
+    MIN_FRAMES,
+    GameRunner,
+    GameSession,
+    validate_recording,
+)
+from godot_mcp.godot.game.waiting import wait_for_line, wait_until
+
+__all__ = [
+    "LEVELS",
+    "MAX_ARGS",
+    "MAX_ARG_CHARS",
+    "MAX_FPS",
+    "MAX_FRAMES",
+    "MAX_RECORD_SECONDS",
+    "MIN_FPS",
+    "MIN_FRAMES",
+    "Capture",
+    "Entry",
+    "GameRunner",
+    "GameSession",
+    "Page",
+    "Preview",
+    "RawFrame",
+    "check_game_args",
+    "decode_cursor",
+    "downscale",
+    "encode_cursor",
+    "open_game_stream",
+    "validate_recording",
+    "wait_for_line",
+    "wait_until",
+]

@@ -1,0 +1,5 @@
+"""The engine's own import of a private copy of the project, and its result moved in."""
+
+from godot_mcp.godot.importer.job import Importer, Outcome, Progress, install, time_limit
+
+__all__ = ["Importer", "Outcome", "Progress", "install", "time_limit"]
