@@ -141,7 +141,7 @@ def serve_with_tools(argv: Sequence[str] | None, extra_tools: Sequence[Tool]) ->
     except GodotMcpError as exc:
         return fail(PROG, exc.message)
     # The games of every server of this user run as this user: none may read this one's
-    # environment or memory, whether or not it starts games itself (godot/procs.py).
+    # environment or memory, whether or not it starts games itself (godot/process/procs.py).
     protect_server()
     try:
         anyio.run(_run, settings, args, project, extra_tools)

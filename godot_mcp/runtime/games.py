@@ -56,7 +56,7 @@ def _register(
     store: ArtifactStore, caller: Caller, generation: int, capture: Capture
 ) -> ArtifactInfo:
     """Register a capture's file (a worker thread's): opened as every file a game can reach
-    (``godot/gamefiles.py``), read no further than the bytes checked, and kept only if they
+    (``godot/game/files.py``), read no further than the bytes checked, and kept only if they
     are still those bytes."""
     digest = capture.digest
     if digest is None or capture.root is None:
@@ -270,7 +270,7 @@ class GameService:
         self, caller: Caller, session_id: str, until: dict[str, Any], timeout: float
     ) -> dict[str, Any]:
         """Wait until a frame count, a node, a property value or a log line (bounded:
-        ``godot/waiting.py``); a log wait begins at ``until["cursor"]`` when given."""
+        ``godot/game/waiting.py``); a log wait begins at ``until["cursor"]`` when given."""
         game = self.get(caller, session_id).game
         mark = game.log.next_seq
         if "cursor" in until:

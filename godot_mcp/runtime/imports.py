@@ -1,6 +1,6 @@
 """``project.import``: the engine's own import of the project, and of private copies.
 
-The import runs on a private copy in the exports' sandbox (``godot/importer.py``) and only
+The import runs on a private copy in the exports' sandbox (``godot/importer/job.py``) and only
 its result (the import folder, ``*.import`` and ``*.uid`` files) is moved into the project;
 ``project.godot`` is never written, so the generation does not change. It holds one of the
 ``--max-exports`` slots while it runs, and one import of the project runs at a time (of this

@@ -1,5 +1,5 @@
 extends SceneTree
-# The project check for Godot 3 (see godot/check.py): loads every listed file in this one
+# The project check for Godot 3 (see godot/check/job.py): loads every listed file in this one
 # process and marks where each begins and ends on stderr, where Godot prints its errors.
 # The server fills in __LIST__ (a file of res:// paths, one a line) and __MARK__ (a nonce).
 # "MISSING owner dep" names a file that owner needs and that does not exist.

@@ -30,10 +30,10 @@ exactly the file that was checked, and nothing else of the machine.
 A job's directory name is its export id. When a server dies mid-export, ``leftovers(work_dir)``
 lists what that export had written, for the recovery routine to move into its evidence area.
 
-Godot is started as a ``GodotRun`` (``godot/run.py``: own process group, death signal, the
+Godot is started as a ``GodotRun`` (``godot/process/run.py``: own process group, death signal, the
 sandbox), which ties it to the *thread* that started it: call ``ExportRunner.start``/
 ``start_async`` from the event loop's thread, never from a short-lived worker. Which
-templates an export may use is ``godot/templates.py``'s to say.
+templates an export may use is ``godot/export/templates.py``'s to say.
 
 Every text handed out (``error``, ``log_tail``) has private paths replaced: the output dir by
 ``<export>``, the snapshot and the source project by ``<project>``, the template dirs by

@@ -56,7 +56,7 @@ class Digest:
 
 def png_size(path: Path, root: Path | None = None) -> tuple[int, int]:
     """Width and height from a PNG's IHDR; ``GameFailed`` if it is not a PNG, or past the
-    pixel budget (``godot/gamefiles.py``). The file is opened as every file a game wrote."""
+    pixel budget (``godot/game/files.py``). The file is opened as every file a game wrote."""
     with open_game_stream(_root(path, root), path) as png:
         return png_header(png)
 
@@ -155,7 +155,7 @@ def assemble_apng(frames: Sequence[Path], out: Path, fps: int, root: Path | None
     Each frame's compressed image data is copied as is (``IDAT`` for the first frame, ``fdAT``
     after), each frame shown ``1/fps`` s, replacing the previous one: no decoding or
     re-encoding, and memory for one chunk at a time. The frames are opened as every file a
-    game wrote (``godot/gamefiles.py``, under ``root``: each one's folder when not given), the
+    game wrote (``godot/game/files.py``, under ``root``: each one's folder when not given), the
     first one's header within the pixel budget.
     """
     if len(frames) < 2:

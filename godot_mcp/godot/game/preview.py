@@ -6,7 +6,7 @@ frame encodes bigger, it is scaled down again until it fits, and there is none w
 16 px one would not. Frames are never scaled up.
 Pure image work on Pillow; callers run it on a worker thread.
 
-Every file read here was written by a game: it is opened as ``godot/gamefiles.py`` says (under
+Every file read here was written by a game: it is opened as ``godot/game/files.py`` says (under
 ``root``, the session's scratch dir: no link followed, a regular file, bounded in length and
 time), and no image is decoded past the pixel budget there (``MAX_SIDE`` a side, the session's
 own size limit), checked on its header before Pillow decodes anything: a refused file raises

@@ -259,7 +259,7 @@ class GameSession:
             given = None
             if pixels is not None and frame["raw"] is not None:  # _frames: RGB, RGBA or None
                 given = RawFrame(pixels, frame["raw"], frame["width"], frame["height"])
-            # The game wrote these files: opened off the loop, as godot/gamefiles.py says.
+            # The game wrote these files: opened off the loop, as godot/game/files.py says.
             digest, shown = await anyio.to_thread.run_sync(
                 lambda: check_screenshot(
                     self._scratch, path, frame["width"], frame["height"], given
@@ -294,7 +294,7 @@ class GameSession:
         sheet: tuple[int, int] | None = None,
     ) -> Capture:
         """``frames`` frames ``1/fps`` s of game time apart, as one looping APNG; with
-        ``sheet`` (width, bytes at most), a contact sheet of them too (``godot/preview.py``)."""
+        ``sheet`` (width, bytes at most), a contact sheet of them too (``godot/game/preview.py``)."""
         validate_recording(frames, fps)
         self._require_capturable()
         measured = await self._measured_fps()
@@ -609,7 +609,7 @@ class GameRunner:
         args: Sequence[str] = (),
     ) -> GameSession:
         """Launch ``project`` with the bridge and wait until its scene is running; ``args``
-        go to the game after ``--`` (``godot/game_args.py``)."""
+        go to the game after ``--`` (``godot/game/args.py``)."""
         if self._closed:
             raise GameFailed("the game runner is closed")
         if mode not in MODES:
@@ -639,7 +639,7 @@ class GameRunner:
             raise GameUnavailable(availability.removeprefix("unavailable: "))
         game_args = check_game_args(args, major)
 
-        env: dict[str, str] = {}  # on top of the game's allow-list (godot/run.py)
+        env: dict[str, str] = {}  # on top of the game's allow-list (godot/process/run.py)
         if os.environ.get("LANG", "C").split(".")[0] in ("", "C", "POSIX"):
             # Godot reads its locale from LANG and logs two errors for "C"; it falls back
             # to "en" either way, so say "en" and keep the log tails readable.
