@@ -1,5 +1,6 @@
 """``project.api``: the class reference of the engine this server runs, dumped once per
-engine version into ``<state>/api/`` and kept in memory after first use (``godot/api/reference.py``).
+engine version into ``<state>/api/`` and kept in memory after first use
+(``godot/api/reference.py``).
 
 A killed server's partial dump (``<state>/api/.partial-<pid>-<start>-…``) is removed when the
 next server starts, at the next dump and by ``godot-mcp-admin reconcile``; a live one's never."""

@@ -294,7 +294,7 @@ class GameSession:
         sheet: tuple[int, int] | None = None,
     ) -> Capture:
         """``frames`` frames ``1/fps`` s of game time apart, as one looping APNG; with
-        ``sheet`` (width, bytes at most), a contact sheet of them too (``godot/game/preview.py``)."""
+        ``sheet`` (width, bytes at most), a contact sheet of them too (``preview.py``)."""
         validate_recording(frames, fps)
         self._require_capturable()
         measured = await self._measured_fps()
