@@ -142,10 +142,8 @@ async def measure(args: argparse.Namespace) -> tuple[str, list[Row]]:
                 r = await c.call_tool(name, {"session_id": sid, **arguments})
                 assert r.structured_content["outcome"] == "ok", r.structured_content
 
-            ping = await timed(n, lambda: game.command("ping"))
-            walk = await timed(
-                n, lambda: game.command("tree", root="/root", depth=64, max_nodes=NODES + 10)
-            )
+            ping = await timed(n, lambda: game.ping())
+            walk = await timed(n, lambda: game.tree("/root", depth=64, max_nodes=NODES + 10))
             cases = [
                 (
                     "runtime.node.get",

@@ -23,8 +23,8 @@ FIELDS = {
 
 
 async def perf_read(call: ToolCall) -> types.CallToolResult:
-    reply = await call.deps.games.command(call.caller, call.args["session_id"], "perf")
-    return ok(**{name: reply.get(name) for name in FIELDS})
+    perf = await call.deps.games.game(call.caller, call.args["session_id"]).perf()
+    return ok(**{name: getattr(perf, name) for name in FIELDS})
 
 
 TOOLS = [

@@ -434,30 +434,23 @@ def check_events(events: list[Any]) -> list[Any]:
 
 async def input_send(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    reply = await call.deps.games.command(
-        call.caller, a["session_id"], "input", events=a["events"], timeout=30
-    )
-    return ok(applied=reply["applied"], frame=reply["frame"])
+    game = call.deps.games.game(call.caller, a["session_id"])
+    applied = await game.send_input(a["events"], timeout=30)
+    return ok(applied=applied.applied, frame=applied.frame)
 
 
 async def scene_tree(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    reply = await call.deps.games.command(
-        call.caller,
-        a["session_id"],
-        "tree",
-        root=a["root"],
-        depth=a["depth"],
-        max_nodes=a["max_nodes"],
-    )
-    found = reply["nodes"]
+    game = call.deps.games.game(call.caller, a["session_id"])
+    tree = await game.tree(a["root"], a["depth"], a["max_nodes"])
+    found = tree.nodes
 
     def build(nodes: Sequence[Any]) -> types.CallToolResult:
         return ok(
             nodes=list(nodes),
-            total=reply["total"],
-            truncated=bool(reply["truncated"]) or len(nodes) < len(found),
-            current_scene=reply.get("current_scene"),
+            total=tree.total,
+            truncated=tree.truncated or len(nodes) < len(found),
+            current_scene=tree.current_scene,
         )
 
     result, _ = Budget.of(call).fit_list(found, build)
@@ -472,16 +465,9 @@ async def time_control(call: ToolCall) -> types.CallToolResult:
     if action == "scale" and a["time_scale"] is None:
         raise InvalidArgument("time_scale is required for scale")
     frames = a["frames"] or 1
-    reply = await call.deps.games.command(
-        call.caller,
-        a["session_id"],
-        "time",
-        action=action,
-        frames=frames,
-        time_scale=a["time_scale"] or 1.0,
-        timeout=10 + frames / 10,
-    )
-    return ok(paused=reply["paused"], time_scale=reply["time_scale"], frame=reply["frame"])
+    game = call.deps.games.game(call.caller, a["session_id"])
+    clock = await game.time(action, frames, a["time_scale"] or 1.0, timeout=10 + frames / 10)
+    return ok(paused=clock.paused, time_scale=clock.time_scale, frame=clock.frame)
 
 
 _NODE = {
@@ -589,19 +575,18 @@ def _require_writes(call: ToolCall) -> None:
 
 async def node_get(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    args: dict[str, Any] = {"path": a["path"]}
-    if a["properties"]:
-        args["properties"] = a["properties"]
-    reply = await call.deps.games.command(call.caller, a["session_id"], "get", **args)
+    game = call.deps.games.game(call.caller, a["session_id"])
+    read = await game.get(a["path"], a["properties"])
     budget = Budget.of(call)
     # A value larger than a whole answer stands as a marker; the others shrink as a list.
     pairs = [
-        (k, v if cost(v) < budget.room else marker(_size(v))) for k, v in reply["values"].items()
+        (k, v if cost(v) < budget.room else marker(_size(v))) for k, v in read.values.items()
     ]
 
     def build(kept: Sequence[tuple[str, Any]]) -> types.CallToolResult:
-        truncated = bool(reply["truncated"]) or len(kept) < len(pairs)
-        return ok(**{"class": reply["class"], "values": dict(kept), "truncated": truncated})
+        truncated = read.truncated or len(kept) < len(pairs)
+        fields: dict[str, Any] = {"class": read.class_name, "values": dict(kept)}
+        return ok(**fields, truncated=truncated)
 
     result, _ = budget.fit_list(pairs, build)
     return result
@@ -614,10 +599,8 @@ def _size(value: Any) -> int:
 async def node_set(call: ToolCall) -> types.CallToolResult:
     _require_writes(call)
     a = call.args
-    reply = await call.deps.games.command(
-        call.caller, a["session_id"], "set", path=a["path"], values=a["values"]
-    )
-    return ok(values=reply["values"])
+    game = call.deps.games.game(call.caller, a["session_id"])
+    return ok(values=(await game.set(a["path"], a["values"])).values)
 
 
 async def node_call(call: ToolCall) -> types.CallToolResult:

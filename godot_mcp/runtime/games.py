@@ -246,11 +246,9 @@ class GameService:
         answer's budget gives it; none without one."""
         return max(0, self.preview_budget()) if self.preview_budget is not None else 0
 
-    async def command(self, caller: Caller, session_id: str, cmd: str, **args: Any) -> dict:
-        """One bridge command on the caller's session (tree, time, input), typed errors."""
-        game = self.get(caller, session_id).game
-        reply = await game.command(cmd, **args)
-        return {k: v for k, v in reply.items() if k not in ("id", "ok")}
+    def game(self, caller: Caller, session_id: str) -> GameSession:
+        """The caller's game, for its typed commands (tree, time, input, values, perf)."""
+        return self.get(caller, session_id).game
 
     async def call_method(
         self, caller: Caller, session_id: str, path: str, method: str, args: Sequence[Any]

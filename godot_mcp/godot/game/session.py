@@ -60,6 +60,19 @@ from godot_mcp.godot.game.errors import (
 )
 from godot_mcp.godot.game.log import Entry, GameLog
 from godot_mcp.godot.game.preview import Preview, RawFrame, contact_sheet
+from godot_mcp.godot.game.protocol import (
+    Applied,
+    Called,
+    Clock,
+    Hello,
+    Perf,
+    Ping,
+    Ready,
+    Tree,
+    Values,
+    Written,
+    frame_reports,
+)
 from godot_mcp.godot.process import engine_lines
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.display import PrivateDisplay
@@ -183,8 +196,8 @@ class GameSession:
         self._conn: BridgeConnection | None = None
         self._state = "starting"
         self._exit_code: int | None = None
-        self._hello: dict[str, Any] = {}
-        self._ready: dict[str, Any] = {}
+        self._hello: Hello | None = None
+        self._ready: Ready | None = None
         self._capture_lock = anyio.Lock()
 
     # -- state -----------------------------------------------------------------------------
@@ -208,20 +221,19 @@ class GameSession:
     @property
     def headless(self) -> bool:
         """True when the engine cannot draw: captures are unavailable."""
-        return self.mode == "headless" or bool(self._hello.get("headless"))
+        return self.mode == "headless" or (self._hello is not None and self._hello.headless)
 
     @property
     def engine_version(self) -> str | None:
         """The version string the engine reported."""
-        value = self._hello.get("engine")
-        return str(value) if value else None
+        return self._hello.engine if self._hello is not None else None
 
     @property
     def viewport_size(self) -> tuple[int, int] | None:
         """The root viewport size reported when the scene was ready."""
-        if not self._ready:
+        if self._ready is None:
             return None
-        return int(self._ready.get("width", 0)), int(self._ready.get("height", 0))
+        return self._ready.width, self._ready.height
 
     def poll(self) -> str:
         """Refresh and return the state, noticing a game that exited on its own."""
@@ -255,14 +267,14 @@ class GameSession:
             args["raw_path"] = str(pixels)
         try:
             reply = await self._call("screenshot", timeout, **args)
-            (frame,) = _frames(reply, 1)
+            (frame,) = frame_reports("screenshot", reply, 1)
             given = None
-            if pixels is not None and frame["raw"] is not None:  # _frames: RGB, RGBA or None
-                given = RawFrame(pixels, frame["raw"], frame["width"], frame["height"])
+            if pixels is not None and frame.raw is not None:
+                given = RawFrame(pixels, frame.raw, frame.width, frame.height)
             # The game wrote these files: opened off the loop, as godot/game/files.py says.
             digest, shown = await anyio.to_thread.run_sync(
                 lambda: check_screenshot(
-                    self._scratch, path, frame["width"], frame["height"], given
+                    self._scratch, path, frame.width, frame.height, given
                 ),
                 abandon_on_cancel=True,
             )
@@ -277,10 +289,10 @@ class GameSession:
         return Capture(
             path=path,
             media_type="image/png",
-            width=frame["width"],
-            height=frame["height"],
+            width=frame.width,
+            height=frame.height,
             frames=1,
-            engine_ms=frame["ms"],
+            engine_ms=frame.ms,
             raw=shown,
             digest=digest,
             root=self._scratch,
@@ -318,14 +330,14 @@ class GameSession:
                     fps=rate,
                     frames_captured=got,
                 ) from None
-            infos = _frames(reply, frames)
-            width, height = infos[0]["width"], infos[0]["height"]
-            if any((i["width"], i["height"]) != (width, height) for i in infos):
+            infos = frame_reports("record", reply, frames)
+            width, height = infos[0].width, infos[0].height
+            if any((i.width, i.height) != (width, height) for i in infos):
                 raise GameFailed("the window was resized during the recording")
 
             def check_and_assemble() -> tuple[Digest, Preview | None]:  # off the loop
                 for path, info in zip(paths, infos, strict=True):
-                    check_png(path, info["width"], info["height"], self._scratch)
+                    check_png(path, info.width, info.height, self._scratch)
                 digest = assemble_apng(paths, out, fps, self._scratch)
                 shown = _sheet(paths, sheet, self._scratch) if sheet is not None else None
                 return digest, shown
@@ -351,7 +363,7 @@ class GameSession:
             width=width,
             height=height,
             frames=frames,
-            engine_ms=round(sum(info["ms"] for info in infos), 3),
+            engine_ms=round(sum(info.ms for info in infos), 3),
             preview=preview,
             digest=digest,
             root=self._scratch,
@@ -363,11 +375,9 @@ class GameSession:
         if time.monotonic() - self._born < FPS_SETTLES:
             return 0.0
         try:
-            reply = await self._call("ping", 5, exclusive=False)
+            return (await self.ping(5)).fps
         except GameTimeout:
             return 0.0
-        rate = reply.get("fps")
-        return float(rate) if isinstance(rate, int | float) and rate > 0 else 0.0
 
     def _explain(self, exc: GameError) -> GameError:
         """A capture failure on a full disk says so (the engine's half-written file does not)."""
@@ -381,7 +391,44 @@ class GameSession:
         if self.headless:
             raise GameUnavailable("captures need a windowed session; this one is headless")
 
-    async def command(self, cmd: str, timeout: float = 10, **args: Any) -> dict[str, Any]:
+    # -- commands: each answers its reply parsed (game/protocol.py) -------------------------
+
+    async def ping(self, timeout: float = 10) -> Ping:
+        """The frame the game is at and its measured rate."""
+        return Ping.parse(await self._command("ping", timeout))
+
+    async def send_input(self, events: Sequence[Any], timeout: float = 30) -> Applied:
+        """Apply §5's input events in order (waits included)."""
+        return Applied.parse(await self._command("input", timeout, events=list(events)))
+
+    async def tree(self, root: str, depth: int, max_nodes: int) -> Tree:
+        """The scene tree below ``root``, ``depth`` levels, at most ``max_nodes`` nodes."""
+        reply = await self._command("tree", root=root, depth=depth, max_nodes=max_nodes)
+        return Tree.parse(reply)
+
+    async def time(self, action: str, frames: int, time_scale: float, timeout: float) -> Clock:
+        """Pause, resume, step ``frames`` frames or scale time."""
+        reply = await self._command(
+            "time", timeout, action=action, frames=frames, time_scale=time_scale
+        )
+        return Clock.parse(reply)
+
+    async def get(self, path: str, properties: Sequence[str] | None = None) -> Values:
+        """A node's class and values (``properties``, or its editor-visible ones)."""
+        args: dict[str, Any] = {"path": path}
+        if properties:
+            args["properties"] = list(properties)
+        return Values.parse(await self._command("get", **args))
+
+    async def set(self, path: str, values: dict[str, Any]) -> Written:
+        """Write a node's properties; each as the node holds it after."""
+        return Written.parse(await self._command("set", path=path, values=values))
+
+    async def perf(self) -> Perf:
+        """The engine's performance monitors at one frame."""
+        return Perf.parse(await self._command("perf"))
+
+    async def _command(self, cmd: str, timeout: float = 10, **args: Any) -> dict[str, Any]:
         """One bridge command (scene tree, time, input…): concurrent with any other command.
 
         The §7 values of ``set`` and ``call`` go with their number kinds kept
@@ -411,8 +458,10 @@ class GameSession:
             self._marks[token] = (span, at)
         start = self.log.next_seq
         try:
-            reply = await self.command(
-                "call", timeout, path=path, method=method, args=list(args), marks=marks
+            reply = Called.parse(
+                await self._command(
+                    "call", timeout, path=path, method=method, args=list(args), marks=marks
+                )
             )
             with anyio.move_on_after(MARK_WAIT):
                 while span[1] is None:
@@ -424,7 +473,7 @@ class GameSession:
             while len(self._retired) > _RETIRED_MARKS:
                 self._retired.pop(next(iter(self._retired)))
         begin = span[0] if span[0] is not None else start
-        return reply.get("result"), self._first_error(begin, span[1])
+        return reply.result, self._first_error(begin, span[1])
 
     async def _synced(self, timeout: float = MARK_WAIT) -> None:
         """Wait (bounded) until every line the game printed to stderr so far is in its log:
@@ -537,10 +586,10 @@ class GameSession:
     async def _connect(self, listener: BridgeListener) -> None:
         """Wait for the authenticated hello, then for the scene to be ready (unbounded)."""
         conn, hello = await self._race(listener.accept)
-        self._conn, self._hello = conn, hello
-        self._ready = await self._race(conn.receive_type, "ready")
-        if not self._ready.get("loaded"):
-            reason = str(self._ready.get("error") or "the scene failed to load")
+        self._conn, self._hello = conn, Hello.parse(hello)
+        self._ready = Ready.parse(await self._race(conn.receive_type, "ready"))
+        if not self._ready.loaded:
+            reason = self._ready.error or "the scene failed to load"
             await self._synced()  # the engine's lines of the failure, before anything is read
             details = [line for line in self.log.tail(12, telling=True) if not _is_noise(line)]
             details = details[-3:]
@@ -776,24 +825,3 @@ def _sheet(paths: Sequence[Path], sheet: tuple[int, int], root: Path) -> Preview
     except Exception:
         log.warning("the recording's contact sheet could not be made", exc_info=True)
         return None
-
-
-def _frames(reply: dict[str, Any], count: int) -> list[dict[str, Any]]:
-    """The per-frame reports of a capture reply, checked and normalised."""
-    raw = reply.get("frames")
-    if not isinstance(raw, list) or len(raw) != count:
-        raise GameFailed("the engine reported the wrong number of frames")
-    frames = []
-    for item in raw:
-        try:
-            frames.append(
-                {
-                    "width": int(item["width"]),
-                    "height": int(item["height"]),
-                    "ms": float(item.get("grab_ms", 0)) + float(item.get("save_ms", 0)),
-                    "raw": item.get("raw") if item.get("raw") in ("RGB", "RGBA") else None,
-                }
-            )
-        except (KeyError, TypeError, ValueError):
-            raise GameFailed("the engine sent a malformed frame report") from None
-    return frames

@@ -6,6 +6,7 @@ meanwhile) and ends within its timeout.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import anyio
@@ -40,31 +41,23 @@ async def wait_until(
     Timeout with the frame and the last value seen."""
     last: dict[str, Any] = {}
 
-    async def ask(cmd: str, **args: Any) -> dict[str, Any] | None:
-        try:
-            return await game.command(cmd, **args)
-        except GameNotFound:
-            return None
-
-    async def frame() -> Any:
-        return (await ask("ping") or {}).get("frame")
+    async def frame() -> int:
+        return (await game.ping()).frame
 
     async def timed_out() -> Timeout:
         """The timeout, with the frame reached and the game's measured rate."""
-        reply = await ask("ping") or {}
+        ping = await game.ping()
         return Timeout(
             f"the condition was not met within {timeout:g} s",
-            frame=reply.get("frame"),
-            fps=reply.get("fps"),
+            frame=ping.frame,
+            fps=ping.fps,
             **last,
         )
 
     with anyio.move_on_after(timeout):
         if "frames" in until:
-            reply = await ask(
-                "input", events=[{"type": "wait", "frames": until["frames"]}], timeout=timeout + 1
-            )
-            return {"frame": reply["frame"] if reply else None}
+            wait = [{"type": "wait", "frames": until["frames"]}]
+            return {"frame": (await game.send_input(wait, timeout=timeout + 1)).frame}
         while True:
             if "log" in until:
                 page = game.log.read(mark, 1000, "print")
@@ -73,14 +66,14 @@ async def wait_until(
                 if hit is not None:
                     return {"frame": await frame(), "value": hit.text}
             elif "property" in until:
-                reply = await ask("get", path=until["node"], properties=[until["property"]])
-                if reply is not None:
-                    last["value"] = reply["values"].get(until["property"])
+                with contextlib.suppress(GameNotFound):  # not there yet
+                    values = await game.get(until["node"], [until["property"]])
+                    last["value"] = values.values.get(until["property"])
                     if same(last["value"], until["equals"]):
                         return {"frame": await frame(), "value": last["value"]}
             else:
-                reply = await ask("tree", root=until["node"], depth=0, max_nodes=1)
-                if reply is not None:
+                with contextlib.suppress(GameNotFound):
+                    await game.tree(until["node"], depth=0, max_nodes=1)
                     return {"frame": await frame()}
             await anyio.sleep(FRAME_S)
     # A frame wait the game still holds was cancelled there as it was abandoned (the
