@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import anyio
 from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.resources import blob_contents, read_artifact
 from godot_mcp.edge.spec import BOOLEAN, INTEGER, NULL, STRING, Arg, Tool
-from godot_mcp.godot.project import uids
-from godot_mcp.godot.project.facts import Facts, newer_engine, read_facts
-from godot_mcp.godot.project.presets import PresetsError, project_name, read_config, read_presets
+from godot_mcp.godot.project.info import read_info
 
 
 def _godot_facts(deps: ServerDeps) -> dict[str, Any]:
@@ -55,40 +51,18 @@ async def server_profile(call: ToolCall) -> types.CallToolResult:
     )
 
 
-def _main_scene(project: Path) -> str | None:
-    """The main scene as ``res://`` (Godot 4's ``uid://`` form resolved when it can be)."""
-    try:
-        config = read_config(project / "project.godot")
-    except (OSError, ValueError):
-        return None
-    scene = config.get("application", {}).get("run/main_scene")
-    return uids.scene_path(project, scene) if isinstance(scene, str) and scene else None
-
-
-def _facts(project: Path) -> tuple[str | None, Facts]:
-    return _main_scene(project), read_facts(project)
-
-
 async def project_info(call: ToolCall) -> types.CallToolResult:
     install = call.deps.runtime.godot
-    main_scene, facts = await anyio.to_thread.run_sync(_facts, call.deps.project)
-    newer = newer_engine(facts.features, install.version or install.headless_version)
-    try:
-        presets = [p.name for p in read_presets(call.deps.project)]
-    except PresetsError:
-        presets = []
-    try:
-        name = project_name(call.deps.project)
-    except (OSError, PresetsError):
-        name = call.deps.project.name
-    fields: dict[str, Any] = {"warnings": [newer]} if newer else {}
+    version = install.version or install.headless_version
+    info = await call.deps.runtime.blocking(read_info, call.deps.project, version)
+    fields: dict[str, Any] = {"warnings": info.warnings} if info.warnings else {}
     return ok(
-        name=name,
+        name=info.name,
         generation=call.generation,
-        main_scene=main_scene,
-        export_presets=presets,
-        dotnet=facts.dotnet,
-        engine_features=facts.features,
+        main_scene=info.main_scene,
+        export_presets=info.presets,
+        dotnet=info.dotnet,
+        engine_features=info.features,
         **fields,
     )
 

@@ -365,8 +365,13 @@ def test_godot4_export_presets_with_multiline_scripts_are_read(tmp_path: Path) -
 
 def info(project: Path) -> dict[str, Any]:
     """What ``project.info`` answers for ``project``."""
-    godot = SimpleNamespace(godot=SimpleNamespace(version="4.6.3.stable", headless_version=None))
-    deps = SimpleNamespace(project=project, runtime=godot)
+
+    async def blocking(fn, *args):  # the runtime's worker thread, here the caller's
+        return fn(*args)
+
+    engine = SimpleNamespace(version="4.6.3.stable", headless_version=None)
+    runtime = SimpleNamespace(godot=engine, blocking=blocking)
+    deps = SimpleNamespace(project=project, runtime=runtime)
     call = cast(ToolCall, SimpleNamespace(deps=deps, generation=3))
     result = anyio.run(project_info, call)
     assert result.structured_content is not None
