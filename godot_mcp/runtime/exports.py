@@ -17,18 +17,17 @@ import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import anyio
 
-from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, NotFound, Unavailable
+from godot_mcp.errors import Failed, GodotMcpError, NotFound, Unavailable
 from godot_mcp.godot.export import (
     RUNNING,
     VERIFYING,
     ExportJob,
     ExportRunner,
     ExportSetupError,
-    custom_template_refusal,
+    plan_export,
     template_bytes,
 )
 from godot_mcp.godot.process import sandbox
@@ -36,15 +35,7 @@ from godot_mcp.godot.project import tree
 from godot_mcp.godot.project.facts import export_warnings
 from godot_mcp.godot.project.imported import never_imported
 from godot_mcp.godot.project.presets import (
-    PLATFORMS,
     Preset,
-    PresetsError,
-    UnknownPreset,
-    expected_outputs,
-    find_preset,
-    platform_preset,
-    project_name,
-    read_presets,
 )
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.copies import copy_imported, import_copy
@@ -134,38 +125,17 @@ class ExportService:
         Refused before anything is copied: neither or both, an unknown preset, a link out of
         the project (``invalid_argument``), no slot or not enough free space (``unavailable``).
         """
-        project = self.rt.project
-        if (preset_name is None) == (platform is None):
-            raise InvalidArgument(
-                f"give exactly one of preset and platform ({', '.join(PLATFORMS)})"
-            )
-        if platform is not None:
-            try:
-                preset = platform_preset(platform, self.rt.godot.headless_major or 3)
-            except ValueError as exc:
-                raise InvalidArgument(str(exc)) from None
-        else:
-            assert preset_name is not None
-            preset = _find(project, preset_name)
-        try:
-            expected = expected_outputs(project_name(project), preset, kind)
-        except PresetsError as exc:
-            raise InvalidArgument(str(exc)) from None
-        except OSError as exc:
-            raise InvalidArgument(f"cannot read project.godot: {exc.strerror}") from None
+        major = self.rt.godot.headless_major or 3
+        plan = await self.rt.blocking(
+            plan_export, self.rt.project, preset_name, platform, kind, major
+        )
         why = self.availability()
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
         self.rt.slots.refuse_when_full()
         install = self.rt.godot
         assert install.headless is not None  # availability said so
-        if any(not n or n in (".", "..") or "/" in n or "\0" in n for n in expected):
-            raise InvalidArgument(
-                f"preset {preset.name!r} has an export_path without a usable file name"
-            )
-        refused = custom_template_refusal(dict(os.environ), preset, kind, self.rt.private_paths())
-        if refused:
-            raise InvalidArgument(refused)
+        await self.rt.blocking(plan.refuse_unsafe, self.rt.private_paths())
         runner = ExportRunner(
             install.headless,
             self.store.layout.exports_dir,
@@ -175,7 +145,7 @@ class ExportService:
         )
         with self.rt.slots.take() as slot:  # a started export's watcher gives it back
             return await self._launch(
-                runner, caller, generation, preset, kind, expected, slot, platform
+                runner, caller, generation, plan.preset, kind, plan.expected, slot, platform
             )
 
     async def _launch(
@@ -455,9 +425,14 @@ class ExportService:
         self._ended.add(session_id)
         for export_id, job in list(self.jobs.items()):
             row = await self.rt.blocking(self.records.get, export_id)
-            if row is not None and row.session_id == session_id and job.state in (
-                RUNNING,
-                "pending",  # importing its copy first
+            if (
+                row is not None
+                and row.session_id == session_id
+                and job.state
+                in (
+                    RUNNING,
+                    "pending",  # importing its copy first
+                )
             ):
                 if (importing := self._importing.get(export_id)) is not None:
                     importing.cancel()
@@ -472,20 +447,6 @@ class ExportService:
                 job.kill()
                 await job.reap()
         await self._stack.aclose()
-
-
-def _find(project: Path, name: str) -> Preset:
-    """The project's preset called ``name``; ``InvalidArgument`` naming the known ones (and
-    ``platform``, which needs none) when there is no such preset or no presets file."""
-    try:
-        return find_preset(read_presets(project), name)
-    except UnknownPreset as exc:
-        raise InvalidArgument(f"{exc}; or export by platform instead of preset") from None
-    except PresetsError as exc:
-        raise InvalidArgument(
-            f"{exc}; known presets: none; export by platform instead "
-            f"({', '.join(PLATFORMS)}) with the engine's default options"
-        ) from None
 
 
 def live_outputs(

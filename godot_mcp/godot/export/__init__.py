@@ -8,15 +8,18 @@ from godot_mcp.godot.export.job import (
     ExportSetupError,
     leftovers,
 )
+from godot_mcp.godot.export.plan import ExportPlan, plan_export
 from godot_mcp.godot.export.templates import custom_template_refusal, template_bytes
 
 __all__ = [
     "RUNNING",
     "VERIFYING",
     "ExportJob",
+    "ExportPlan",
     "ExportRunner",
     "ExportSetupError",
     "custom_template_refusal",
     "leftovers",
+    "plan_export",
     "template_bytes",
 ]

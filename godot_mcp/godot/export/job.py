@@ -71,6 +71,7 @@ from typing import IO
 
 import anyio
 
+from godot_mcp.errors import Failed
 from godot_mcp.godot.export.templates import (
     TEMPLATE_DIRS,
     TEMPLATE_MOUNT,
@@ -116,7 +117,7 @@ _NOISE = (
 )
 
 
-class ExportError(Exception):
+class ExportError(Failed):
     """Base of the export layer's errors."""
 
 

@@ -20,6 +20,7 @@ import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from godot_mcp.errors import InvalidArgument
 from godot_mcp.godot.process.redact import PathPair
 from godot_mcp.godot.project.presets import Preset
 
@@ -89,12 +90,8 @@ def template_paths(env: Mapping[str, str]) -> list[Path]:
     return found
 
 
-class TemplateRefused(Exception):
+class TemplateRefused(InvalidArgument):
     """A preset's custom template may not be used; ``message`` says why (no path in it)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 def custom_template_refusal(

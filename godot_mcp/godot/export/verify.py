@@ -87,6 +87,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from godot_mcp.errors import Failed
+
 __all__ = ["OutputInvalid", "verify_binary", "verify_output", "verify_pack", "verify_zip"]
 
 PACK_MAGIC = 0x43504447  # "GDPC"
@@ -108,12 +110,8 @@ _TRAILER = struct.Struct("<QI")  # embedded pack: u64 pack_size, u32 magic
 _EMBED_ALIGN = 8
 
 
-class OutputInvalid(Exception):
+class OutputInvalid(Failed):
     """An export output is not whole; ``.message`` is one line naming only its file name."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 def verify_pack(path: Path, *, name: str | None = None) -> None:

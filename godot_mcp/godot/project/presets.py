@@ -65,6 +65,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from godot_mcp.errors import InvalidArgument
 from godot_mcp.godot.project import tree
 
 
@@ -484,8 +485,9 @@ def read_config(path: Path) -> dict[str, dict[str, object]]:
     return parse_config(data.decode("utf-8", errors="replace"))
 
 
-class PresetsError(Exception):
-    """Base of every error about a project's export presets."""
+class PresetsError(InvalidArgument):
+    """Base of every error about a project's export presets (the caller named or needs a
+    preset the project does not hold as asked)."""
 
 
 class PresetsMissing(PresetsError):
