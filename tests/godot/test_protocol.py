@@ -40,7 +40,7 @@ PERF = {
 def test_each_reply_is_read_as_the_bridges_send_it() -> None:
     assert Ping.parse({"id": 1, "ok": True, "fps": 59.5, "frame": 10}) == Ping(10, 59.5)
     assert Applied.parse({"applied": 3, "frame": 7.0}) == Applied(3, 7)
-    node = {"path": "/root/Main", "name": "Main", "class": "Node2D"}
+    node = {"path": "/root/Main", "name": "Main", "class": "Node2D", "children": 2}
     assert Tree.parse(
         {"nodes": [node], "total": 4, "truncated": True, "current_scene": "/root/Main"}
     ) == Tree([node], 4, True, "/root/Main")
@@ -94,6 +94,11 @@ def test_each_reply_is_read_as_the_bridges_send_it() -> None:
             Tree.parse,
             {"nodes": ["x"], "total": 1, "truncated": False},
             "the game's answer to tree is malformed: nodes holds something other than objects",
+        ),
+        (
+            Tree.parse,
+            {"nodes": [{"path": "/root", "name": "root", "class": "Viewport"}], "total": 1},
+            "the game's answer to tree is malformed: children is missing",
         ),
         (
             Tree.parse,

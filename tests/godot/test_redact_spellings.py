@@ -163,3 +163,12 @@ def test_any_depth_of_dotdot_and_any_run_of_slashes_is_scrubbed(given: str, expe
     so every spelling must normalise to the state dir itself to be caught."""
     scrub = Scrubber(private_roots(Path("/tmp/gstate")), secrets=[])
     assert scrub(given) == expected
+
+
+def test_a_home_dir_is_said_as_a_tilde_but_root_s_home_names_no_one() -> None:
+    """A root server's home is /root, where every node path of a scene begins: a game's
+    "no node at /root/Main/X" stays as it is; anyone else's home is said as ~."""
+    line = "no node at /root/Main/X; saved /home/ann/x.png"
+    assert Scrubber.for_run([], home="/home/ann")(line) == "no node at /root/Main/X; saved ~/x.png"
+    assert Scrubber.for_run([], home="/root")(line) == line
+    assert Scrubber.for_run([], home="/root/")(line) == line

@@ -178,10 +178,24 @@ class Tree:
     @classmethod
     def parse(cls, reply: Any) -> Tree:
         r = _Reply("tree", reply)
-        nodes = r.items("nodes")
-        if not all(isinstance(n, dict) for n in nodes):
-            raise Malformed("tree", "nodes", "holds something other than objects")
+        nodes = [_node(item) for item in r.items("nodes")]
         return cls(nodes, r.count("total"), r.flag("truncated"), r.text("current_scene", True))
+
+
+def _node(item: Any) -> dict[str, Any]:
+    """One node of a ``tree`` reply as §6 shapes it: path, name, class, children, script."""
+    if not isinstance(item, dict):
+        raise Malformed("tree", "nodes", "holds something other than objects")
+    r = _Reply("tree", item)
+    node: dict[str, Any] = {
+        "path": r.text("path"),
+        "name": r.text("name"),
+        "class": r.text("class"),
+        "children": r.count("children"),
+    }
+    if (script := r.text("script", optional=True)) is not None:
+        node["script"] = script
+    return node
 
 
 @dataclass(frozen=True)

@@ -180,10 +180,12 @@ class Scrubber:
         """The scrubber of a Godot run (a game, an export, a check): the run's own ``pairs``
         (its project, scratch and output dirs), then what no run's text may name: this
         package, the server's ``private`` paths and the home dir (``home``, default the
-        server's), as ``~``."""
+        server's), as ``~``. Root's home, ``/root``, names no one and is where every node
+        path of a Godot scene begins (``/root/Main``): it is left as it is."""
         home = home or os.path.expanduser("~")
         tail: list[PathPair] = [(Path(__file__).resolve().parents[1], "<godot_mcp>"), *private]
-        return cls([*pairs, *tail, *([(home, "~")] if home not in ("", "/") else [])])
+        named = home not in ("", "/") and os.path.normpath(home) != "/root"
+        return cls([*pairs, *tail, *([(home, "~")] if named else [])])
 
 
 def as_res(project: Path | str) -> list[PathPair]:

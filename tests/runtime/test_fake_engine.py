@@ -1,0 +1,219 @@
+"""Every game tool's handler, its refusals and its answer shape, in the fast lane: the real
+server in process (an in-memory MCP client), the real session, bridge and process code, and
+``tests/support/fake_godot.py`` in the engine's place. The real lanes run the same tools on
+real engines; this one runs in seconds and needs no engine or display."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from godot_mcp.app import open_app
+from godot_mcp.config import Settings
+from godot_mcp.store.values import Limits
+from tests.support import fake_godot
+from tests.support.projects import make_project
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@asynccontextmanager
+async def fake_server(tmp_path: Path, writes: bool = True) -> AsyncIterator[Client]:
+    """A server over a fake engine, on a project of our own, reached in process."""
+    fake = fake_godot.script(tmp_path)
+    settings = Settings(
+        state_dir=tmp_path / "state",
+        godot=str(fake),
+        godot_headless=str(fake),
+        limits=Limits(),
+        allow_runtime_writes=writes,
+    )
+    project = make_project(tmp_path / "project")
+    async with open_app(settings, project, "stdio") as app, Client(app.server) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    result = await client.call_tool(tool.replace(".", "_"), args or {})
+    assert result.structured_content is not None, result
+    return result.structured_content
+
+
+async def ok(client: Client, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    answer = await call(client, tool, args)
+    assert answer["outcome"] == "ok", answer
+    return answer
+
+
+@pytest.fixture(autouse=True)
+def a_display(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake draws nowhere: a display name keeps the server from starting Xvfb."""
+    monkeypatch.setenv("DISPLAY", ":fake")
+
+
+async def test_a_game_is_seen_touched_inspected_and_stopped(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            profile = await ok(c, "server.profile")
+            assert profile["godot"]["version"] == fake_godot.VERSION
+            started = await ok(c, "runtime.session.start", {"mode": "windowed"})
+            sid = started["session"]["id"]
+            assert started["session"]["state"] == "running"
+            listed = await ok(c, "runtime.session.list")
+            assert [s["id"] for s in listed["sessions"]] == [sid]
+
+            tree = await ok(c, "runtime.scene.tree", {"session_id": sid})
+            assert [n["path"] for n in tree["nodes"]] == [
+                "/root",
+                "/root/Main",
+                "/root/Main/Player",
+            ]
+            assert (tree["total"], tree["truncated"], tree["current_scene"]) == (
+                3,
+                False,
+                "/root/Main",
+            )
+            one = await ok(c, "runtime.scene.tree", {"session_id": sid, "max_nodes": 1})
+            assert (len(one["nodes"]), one["total"], one["truncated"]) == (1, 3, True)
+
+            got = await ok(c, "runtime.node.get", {"session_id": sid, "path": "/root/Main/Player"})
+            assert got["class"] == "Sprite"
+            assert got["values"]["position"] == {"type": "Vector2", "x": 10, "y": 20}
+            moved = {"position": {"type": "Vector2", "x": 5, "y": 6}}
+            written = await ok(
+                c,
+                "runtime.node.set",
+                {"session_id": sid, "path": "/root/Main/Player", "values": moved},
+            )
+            assert written["values"] == moved
+            called = await ok(
+                c,
+                "runtime.node.call",
+                {"session_id": sid, "path": "/root/Main", "method": "get_name"},
+            )
+            assert called["result"] == "Main"
+            raised = await call(
+                c,
+                "runtime.node.call",
+                {"session_id": sid, "path": "/root/Main", "method": "explode"},
+            )
+            assert raised == {
+                "outcome": "failed",
+                "message": "explode raised a script error: SCRIPT ERROR: explode: it blew up "
+                "(res://main.gd:7)",
+            }
+            missing = await call(c, "runtime.node.get", {"session_id": sid, "path": "/root/No"})
+            assert missing == {"outcome": "not_found", "message": "no node at /root/No"}
+
+            sent = await ok(
+                c,
+                "runtime.input.send",
+                {"session_id": sid, "events": [{"type": "key", "key": "A"}]},
+            )
+            assert sent["applied"] == 1 and sent["frame"] >= 0
+            paused = await ok(c, "runtime.time.control", {"session_id": sid, "action": "pause"})
+            assert paused["paused"] is True and paused["time_scale"] == 1
+            stepped = await ok(
+                c, "runtime.time.control", {"session_id": sid, "action": "step", "frames": 5}
+            )
+            assert stepped["frame"] == paused["frame"] + 5
+            waited = await ok(
+                c,
+                "runtime.wait",
+                {"session_id": sid, "until": {"node": "/root/Main/Player"}, "timeout_seconds": 5},
+            )
+            assert waited["frame"] == stepped["frame"]  # paused: the clock stands
+
+            perf = await ok(c, "runtime.perf.read", {"session_id": sid})
+            assert (perf["fps"], perf["nodes"], perf["draw_calls"]) == (60, 3, 3)
+
+            log = await ok(c, "runtime.log.read", {"session_id": sid})
+            texts = [line["text"] for line in log["lines"]]
+            assert "fake game ready" in texts and "key A pressed=True" in texts
+
+            shot = (await ok(c, "runtime.screenshot.capture", {"session_id": sid}))["artifact"]
+            data = await fetch(c, shot)
+            assert data == fake_godot.png(64, 48, (200, 40, 40))
+            assert (shot["width"], shot["height"], shot["frames"]) == (64, 48, 1)
+            recording = await ok(
+                c, "runtime.recording.capture", {"session_id": sid, "frames": 3, "fps": 10}
+            )
+            apng = await fetch(c, recording["artifact"])
+            assert apng.startswith(b"\x89PNG") and b"acTL" in apng
+            assert recording["artifact"]["frames"] == 3
+
+            stopped = await ok(c, "runtime.session.stop", {"session_id": sid})
+            assert stopped == {"outcome": "ok", "state": "stopped", "exit_code": 0}
+            gone = await call(c, "runtime.scene.tree", {"session_id": sid})
+            assert gone["outcome"] == "not_found"
+
+
+async def fetch(c: Client, artifact: dict[str, Any]) -> bytes:
+    """An artifact's bytes through resources/read, checked against its digest."""
+    read = await c.read_resource(artifact["uri"])
+    (contents,) = read.contents
+    data = base64.b64decode(contents.blob)  # type: ignore[union-attr]
+    assert hashlib.sha256(data).hexdigest() == artifact["sha256"]
+    return data
+
+
+async def test_the_game_tools_refuse_clearly_and_lose_nothing(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            unknown = await call(c, "runtime.scene.tree", {"session_id": "A" * 22})
+            assert unknown == {"outcome": "not_found", "message": "no such game session"}
+            failed = await call(c, "runtime.session.start", {"scene": "res://nowhere.tscn"})
+            assert failed["outcome"] == "failed"
+            assert failed["message"].startswith(
+                "scene res://nowhere.tscn failed to load (error 19): "
+            )
+            assert "ERROR: Failed loading resource: res://nowhere.tscn." in failed["message"]
+            assert (await ok(c, "runtime.session.list"))["sessions"] == []
+
+            headless = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]
+            refused = await call(c, "runtime.screenshot.capture", {"session_id": headless["id"]})
+            assert refused == {
+                "outcome": "unavailable",
+                "message": "captures need a windowed session; this one is headless",
+            }
+            args = {"session_id": headless["id"], "until": {"frames": 600}, "timeout_seconds": 1}
+            timed_out = await call(c, "runtime.wait", args)
+            assert timed_out["outcome"] == "timeout" and timed_out["fps"] == 60
+            # The abandoned wait was cancelled in the game: the next input is not held.
+            with anyio.fail_after(3):
+                sent = await ok(
+                    c,
+                    "runtime.input.send",
+                    {"session_id": headless["id"], "events": [{"type": "key", "key": "B"}]},
+                )
+            assert sent["applied"] == 1
+            await ok(c, "runtime.session.stop", {"session_id": headless["id"]})
+
+            (tmp_path / "project" / "malformed.tscn").write_text("[gd_scene format=2]\n")
+            odd = (await ok(c, "runtime.session.start", {"scene": "res://malformed.tscn"}))[
+                "session"
+            ]
+            tree = await call(c, "runtime.scene.tree", {"session_id": odd["id"]})
+            assert tree == {
+                "outcome": "failed",
+                "message": "the game's answer to tree is malformed: nodes is not a list",
+            }
+            perf = await call(c, "runtime.perf.read", {"session_id": odd["id"]})
+            assert perf == {
+                "outcome": "failed",
+                "message": "the game's answer to perf is malformed: fps is not a number",
+            }
+            assert (await ok(c, "runtime.session.list"))["sessions"][0]["state"] == "running"

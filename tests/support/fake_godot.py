@@ -1,0 +1,317 @@
+"""A stand-in for the Godot binary, for the fast lane: it speaks what the server reads of a
+real engine (``--version``, the bridge's protocol over its loopback connection, the engine's
+output lines) so that every game tool's handler, refusal and answer shape runs through the
+real process, bridge and session code without an engine or a display.
+
+It is not Godot: its scene is fixed (``/root/Main`` with a ``Player``), its frames are a
+clock (60 a second, scaled and paused as asked), its captures are small solid PNGs. What it
+answers follows ``bridge3.gd``'s replies field for field. The real lanes run the real bridge.
+
+Run as ``python fake_godot.py ARGS`` (``script()`` writes a wrapper the server can exec).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+import threading
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+VERSION = "3.2.3.stable.custom_build.fake"
+FPS = 60.0
+
+
+def script(folder: Path) -> Path:
+    """An executable wrapper running this file with this interpreter: what ``--godot`` names."""
+    path = folder / "fake-godot"
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" "$@"\n')
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A solid 8-bit RGB PNG."""
+    row = b"\x00" + bytes(rgb) * width
+    raw = zlib.compress(row * height)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", raw) + chunk(b"IEND", b"")
+
+
+class Game:
+    """The fake game: a clock, a fixed scene, and the bridge's commands."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.start = time.monotonic()
+        self.base = 0.0  # frames counted before the last change of pace
+        self.scale = 1.0
+        self.paused = False
+        self.cancelled: set[int] = set()
+        self.nodes: dict[str, dict[str, Any]] = {
+            "/root": {"class": "Viewport", "values": {}},
+            "/root/Main": {
+                "class": "Node2D",
+                "script": "res://main.gd",
+                "values": {"visible": True, "position": {"type": "Vector2", "x": 0, "y": 0}},
+            },
+            "/root/Main/Player": {
+                "class": "Sprite",
+                "values": {"visible": True, "position": {"type": "Vector2", "x": 10, "y": 20}},
+            },
+        }
+
+    def frame(self) -> int:
+        if self.paused:
+            return int(self.base)
+        return int(self.base + (time.monotonic() - self.start) * FPS * self.scale)
+
+    def _repace(self) -> None:
+        self.base, self.start = float(self.frame()), time.monotonic()
+
+    malformed = False  # the scene res://malformed.tscn: replies the bridge never sends
+
+    def handle(self, cmd: dict[str, Any]) -> dict[str, Any] | None:
+        ident, name = cmd.get("id"), cmd.get("cmd")
+        if self.malformed and name in ("tree", "perf"):
+            return {"id": ident, "ok": True, "nodes": "all of them", "fps": "fast"}
+        if name == "quit":
+            sys.exit(0)
+        if name == "cancel":
+            self.cancelled.add(cmd.get("target"))
+            return None
+        handler = getattr(self, f"cmd_{name}", None)
+        if handler is None:
+            return {"id": ident, "ok": False, "error": "invalid_argument", "message": "unknown"}
+        return {"id": ident, "ok": True, **handler(ident, cmd)}
+
+    def fail(self, error: str, message: str) -> Exception:
+        return _Refused(error, message)
+
+    def node(self, path: Any) -> dict[str, Any]:
+        if path not in self.nodes:
+            raise self.fail("not_found", f"no node at {path}")
+        return self.nodes[path]
+
+    def cmd_ping(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        for mark in cmd.get("marks", []):
+            print("godot-mcp-mark " + str(mark), file=sys.stderr, flush=True)
+        return {"fps": FPS, "frame": self.frame()}
+
+    def cmd_tree(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        root = cmd.get("root", "/root")
+        self.node(root)
+        depth, most = int(cmd.get("depth", 64)), int(cmd.get("max_nodes", 500))
+        found = []
+        for path, node in self.nodes.items():
+            inside = path == root or path.startswith(root.rstrip("/") + "/")
+            level = path.count("/") - root.count("/")
+            if inside and level <= depth:
+                children = sum(1 for p in self.nodes if p.rsplit("/", 1)[0] == path)
+                entry = {
+                    "path": path,
+                    "name": path.rsplit("/", 1)[-1],
+                    "class": node["class"],
+                    "children": children,
+                }
+                if "script" in node:
+                    entry["script"] = node["script"]
+                found.append(entry)
+        return {
+            "nodes": found[:most],
+            "total": len(found),
+            "truncated": len(found) > most,
+            "current_scene": "/root/Main",
+        }
+
+    def cmd_time(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        action = cmd.get("action")
+        self._repace()
+        if action == "pause":
+            self.paused = True
+        elif action == "resume":
+            self.paused = False
+        elif action == "step":
+            self.base += int(cmd.get("frames", 1))
+            self.paused = True
+        elif action == "scale":
+            self.scale = float(cmd.get("time_scale", 1.0))
+        return {"paused": self.paused, "time_scale": self.scale, "frame": self.frame()}
+
+    def cmd_input(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        applied = 0
+        for event in cmd.get("events", []):
+            if event.get("type") == "wait":
+                until = time.monotonic() + int(event["frames"]) / FPS
+                while time.monotonic() < until:
+                    if ident in self.cancelled:
+                        return {"applied": applied, "frame": self.frame()}
+                    time.sleep(0.005)
+            elif event.get("type") == "key":
+                print(f"key {event.get('key')} pressed={event.get('pressed', True)}", flush=True)
+            applied += 1
+        return {"applied": applied, "frame": self.frame()}
+
+    def cmd_get(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        node = self.node(cmd.get("path"))
+        wanted = cmd.get("properties") or list(node["values"])
+        values = {}
+        for name in wanted:
+            if name not in node["values"]:
+                raise self.fail("not_found", f"no property {name}")
+            values[name] = node["values"][name]
+        return {"class": node["class"], "values": values, "truncated": False}
+
+    def cmd_set(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        node = self.node(cmd.get("path"))
+        node["values"].update(cmd.get("values", {}))
+        return {"values": {k: node["values"][k] for k in cmd.get("values", {})}}
+
+    def cmd_call(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        self.node(cmd.get("path"))
+        marks = cmd.get("marks", [])
+        if len(marks) == 2:
+            print("godot-mcp-mark " + str(marks[0]), file=sys.stderr, flush=True)
+        result: Any = None
+        if cmd.get("method") == "get_name":
+            result = str(cmd.get("path")).rsplit("/", 1)[-1]
+        elif cmd.get("method") == "explode":
+            print("SCRIPT ERROR: explode: it blew up", file=sys.stderr)
+            print("   At: res://main.gd:7", file=sys.stderr, flush=True)
+        if len(marks) == 2:
+            print("godot-mcp-mark " + str(marks[1]), file=sys.stderr, flush=True)
+        return {"result": result}
+
+    def cmd_perf(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "fps": FPS,
+            "frame_ms": 1.25,
+            "physics_ms": 0.5,
+            "memory_static_bytes": 4_000_000,
+            "objects": 40,
+            "nodes": len(self.nodes),
+            "orphan_nodes": 0,
+            "draw_calls": 3,
+            "frame": self.frame(),
+        }
+
+    def _shot(self, path: str, rgb: tuple[int, int, int], raw_path: str | None) -> dict:
+        Path(path).write_bytes(png(self.width, self.height, rgb))
+        raw = ""
+        if raw_path:
+            Path(raw_path).write_bytes(bytes(rgb) * (self.width * self.height))
+            raw = "RGB"
+        return {
+            "width": self.width,
+            "height": self.height,
+            "grab_ms": 0.5,
+            "save_ms": 1.0,
+            "raw": raw,
+        }
+
+    def cmd_screenshot(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"frames": [self._shot(cmd["path"], (200, 40, 40), cmd.get("raw_path"))]}
+
+    def cmd_record(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        fps = float(cmd.get("fps", 10))
+        frames = []
+        for i, path in enumerate(cmd.get("paths", [])):
+            if ident in self.cancelled:
+                return {"frames": frames}
+            frames.append(self._shot(path, (i * 20 % 256, 90, 160), None))
+            time.sleep(min(0.01, 1 / fps))
+        return {"frames": frames}
+
+
+class _Refused(Exception):
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error, self.message = error, message
+
+
+def _serve(game: Game, conn: socket.socket) -> None:
+    lock = threading.Lock()
+
+    def send(message: dict[str, Any]) -> None:
+        with lock:
+            conn.sendall((json.dumps(message) + "\n").encode())
+
+    def answer(cmd: dict[str, Any]) -> None:
+        try:
+            reply = game.handle(cmd)
+        except _Refused as exc:
+            reply = {"id": cmd.get("id"), "ok": False, "error": exc.error, "message": exc.message}
+        if reply is not None:
+            send(reply)
+
+    buffer = b""
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            os._exit(0)
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            cmd = json.loads(line)
+            if cmd.get("cmd") in ("input", "record"):  # long: answered beside the others
+                threading.Thread(target=answer, args=(cmd,), daemon=True).start()
+            else:
+                answer(cmd)
+
+
+def main(argv: list[str]) -> int:
+    if "--version" in argv:
+        print(VERSION)
+        return 0
+    port = os.environ.get("GODOT_MCP_PORT")
+    if "--script" not in argv or not port:
+        print("ERROR: the fake engine runs games only", file=sys.stderr)
+        return 1
+    print(f"Godot Engine v{VERSION} - https://godotengine.org", flush=True)
+    width, height = 64, 48
+    if "--resolution" in argv:
+        w, _, h = argv[argv.index("--resolution") + 1].partition("x")
+        width, height = int(w), int(h)
+    project = Path(argv[argv.index("--path") + 1])
+    scene = os.environ.get("GODOT_MCP_SCENE", "")
+    loaded = not scene or (project / scene.removeprefix("res://")).is_file()
+    game = Game(width, height)
+    game.malformed = scene == "res://malformed.tscn"
+    conn = socket.create_connection(("127.0.0.1", int(port)))
+    hello = {
+        "type": "hello",
+        "secret": os.environ.get("GODOT_MCP_SECRET", ""),
+        "engine": VERSION,
+        "os": "X11",
+        "headless": False,
+    }
+    conn.sendall((json.dumps(hello) + "\n").encode())
+    if not loaded:
+        print(f"ERROR: Failed loading resource: {scene}.", file=sys.stderr, flush=True)
+    ready = {
+        "type": "ready",
+        "scene": scene or "res://main.tscn",
+        "loaded": loaded,
+        "error": "" if loaded else f"scene {scene} failed to load (error 19)",
+        "width": width,
+        "height": height,
+    }
+    conn.sendall((json.dumps(ready) + "\n").encode())
+    print("fake game ready", flush=True)
+    _serve(game, conn)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
