@@ -33,7 +33,7 @@ def anyio_backend() -> str:
 @asynccontextmanager
 async def fake_server(tmp_path: Path, writes: bool = True) -> AsyncIterator[Client]:
     """A server over a fake engine, on a project of our own, reached in process."""
-    fake = fake_godot.script(tmp_path)
+    fake = fake_godot.script(tmp_path / "engine")
     settings = Settings(
         state_dir=tmp_path / "state",
         godot=str(fake),
@@ -217,3 +217,35 @@ async def test_the_game_tools_refuse_clearly_and_lose_nothing(tmp_path: Path) ->
                 "message": "the game's answer to perf is malformed: fps is not a number",
             }
             assert (await ok(c, "runtime.session.list"))["sessions"][0]["state"] == "running"
+
+
+async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            availability = (await ok(c, "server.profile"))["availability"]
+            assert availability["project_export"] == "available", availability
+            started = await ok(c, "project.export", {"platform": "linux", "kind": "pack"})
+            export = started["export"]
+            while export["state"] == "running":
+                args = {"export_id": export["id"], "wait_seconds": 10}
+                export = (await ok(c, "project.export.status", args))["export"]
+            assert export["state"] == "succeeded", export
+            (output,) = export["outputs"]
+            data = await fetch(c, output)
+            assert data.startswith(b"GDPC") and b"res://project.godot" in data
+            again = await ok(c, "project.export.cancel", {"export_id": export["id"]})
+            assert again["state"] == "succeeded"  # an export that ended keeps its state
+
+            release = await ok(c, "project.export", {"platform": "linux", "kind": "release"})
+            args = {"export_id": release["export"]["id"], "wait_seconds": 20}
+            failed = (await ok(c, "project.export.status", args))["export"]
+            assert failed["state"] == "failed"
+            assert "No export template found" in failed["log_tail"]
+
+            checked = await ok(c, "project.check")
+            assert (checked["errors"], checked["truncated"]) == ([], False)
+            (tmp_path / "project" / "broken.gd").write_text("BROKEN\n")
+            broken = await ok(c, "project.check")
+            assert [(e["path"], e["kind"]) for e in broken["errors"]] == [
+                ("res://broken.gd", "parse")
+            ]

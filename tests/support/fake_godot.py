@@ -12,8 +12,10 @@ Run as ``python fake_godot.py ARGS`` (``script()`` writes a wrapper the server c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import socket
 import stat
 import struct
@@ -28,12 +30,85 @@ VERSION = "3.2.3.stable.custom_build.fake"
 FPS = 60.0
 
 
+SYSTEM_PYTHON = "/usr/bin/python3"  # what the export sandbox shows of the machine (/usr)
+
+
 def script(folder: Path) -> Path:
-    """An executable wrapper running this file with this interpreter: what ``--godot`` names."""
+    """An executable wrapper running a copy of this file, what ``--godot`` names: in its own
+    folder (the sandbox binds the engine's folder) with the system's Python (the sandbox binds
+    ``/usr``; this module needs only the standard library)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "fake_godot.py"
+    copy.write_bytes(Path(__file__).read_bytes())
+    python = SYSTEM_PYTHON if os.path.exists(SYSTEM_PYTHON) else sys.executable
     path = folder / "fake-godot"
-    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" "$@"\n')
+    path.write_text(f'#!/bin/sh\nexec "{python}" "{copy}" "$@"\n')
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
+
+
+def pack(files: dict[str, bytes]) -> bytes:
+    """A Godot 3 pack (format version 1) holding ``files`` (``res://`` paths)."""
+    entries = []
+    for res in files:
+        name = res.encode()
+        padded = name + b"\0" * (-len(name) % 4)
+        entries.append(padded)
+    header = 4 * 5 + 64 + 4
+    directory = sum(4 + len(e) + 8 + 8 + 16 for e in entries)
+    offset = header + directory
+    out = struct.pack("<5I", 0x43504447, 1, 3, 2, 3) + b"\0" * 64 + struct.pack("<I", len(files))
+    blobs = b""
+    for padded, data in zip(entries, files.values(), strict=True):
+        digest = hashlib.md5(data, usedforsecurity=False).digest()
+        out += struct.pack("<I", len(padded)) + padded + struct.pack("<QQ", offset, len(data))
+        out += digest
+        offset += len(data)
+        blobs += data
+    return out + blobs
+
+
+def export(argv: list[str]) -> int:
+    """``--export-pack PRESET OUT``: every visible file of the project, packed. Templates
+    are what the fake has none of: ``--export`` and ``--export-debug`` fail as Godot does."""
+    project = Path(argv[argv.index("--path") + 1])
+    if "--export-pack" not in argv:
+        print("ERROR: No export template found at the expected path.", file=sys.stderr)
+        return 1
+    at = argv.index("--export-pack")
+    out = Path(argv[at + 2])
+    files = {}
+    for path in sorted(project.rglob("*")):
+        rel = path.relative_to(project).as_posix()
+        if path.is_file() and not any(part.startswith(".") for part in rel.split("/")):
+            files["res://" + rel] = path.read_bytes()
+    out.write_bytes(pack(files))
+    print(f"savepack: packed {len(files)} files", flush=True)
+    return 0
+
+
+def check(argv: list[str]) -> int:
+    """The check script's run: each listed file loads, except one holding ``BROKEN``."""
+    project = Path(argv[argv.index("--path") + 1])
+    source = Path(argv[argv.index("--script") + 1]).read_text()
+    listed = re.search(r'const LIST = "(.*)"', source)
+    marked = re.search(r'const MARK = "(.*)"', source)
+    assert listed is not None and marked is not None
+    mark = marked.group(1)
+    paths = Path(listed.group(1)).read_text().split()
+    err = sys.stderr
+    print(f"{mark} START {len(paths)}", file=err)
+    for res in paths:
+        print(f"{mark} BEGIN {res}", file=err)
+        text = (project / res.removeprefix("res://")).read_bytes()
+        if b"BROKEN" in text:
+            print("SCRIPT ERROR: GDScript::reload: Parse Error: BROKEN is no code", file=err)
+            print(f"   At: {res}:1.", file=err)
+            print(f"{mark} END failed {res}", file=err)
+        else:
+            print(f"{mark} END ok {res}", file=err)
+    print(f"{mark} DONE", file=err, flush=True)
+    return 0
 
 
 def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
@@ -274,9 +349,13 @@ def main(argv: list[str]) -> int:
     if "--version" in argv:
         print(VERSION)
         return 0
+    if any(flag in argv for flag in ("--export-pack", "--export", "--export-debug")):
+        return export(argv)
     port = os.environ.get("GODOT_MCP_PORT")
+    if "--script" in argv and not port and argv[argv.index("--script") + 1].endswith("check.gd"):
+        return check(argv)
     if "--script" not in argv or not port:
-        print("ERROR: the fake engine runs games only", file=sys.stderr)
+        print("ERROR: the fake engine runs games, exports of packs and checks", file=sys.stderr)
         return 1
     print(f"Godot Engine v{VERSION} - https://godotengine.org", flush=True)
     width, height = 64, 48
