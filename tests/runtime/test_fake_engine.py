@@ -155,6 +155,16 @@ async def test_a_game_is_seen_touched_inspected_and_stopped(tmp_path: Path) -> N
             assert apng.startswith(b"\x89PNG") and b"acTL" in apng
             assert recording["artifact"]["frames"] == 3
 
+            captured = (await ok(c, "runtime.log.capture", {"session_id": sid}))["artifact"]
+            logged = await fetch(c, captured)
+            assert b"fake game ready" in logged and b"key A pressed=True" in logged
+            read = await ok(c, "artifacts.read", {"uri": shot["uri"]})
+            assert (read["offset"], read["length"], read["size"]) == (0, len(data), len(data))
+            info = await ok(c, "project.info")
+            assert info["generation"] == 1 and info["dotnet"] is False
+            reloaded = await ok(c, "project.reload")
+            assert reloaded["generation"] == 2
+
             stopped = await ok(c, "runtime.session.stop", {"session_id": sid})
             assert stopped == {"outcome": "ok", "state": "stopped", "exit_code": 0}
             gone = await call(c, "runtime.scene.tree", {"session_id": sid})
@@ -249,3 +259,24 @@ async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) 
             assert [(e["path"], e["kind"]) for e in broken["errors"]] == [
                 ("res://broken.gd", "parse")
             ]
+
+
+async def test_the_class_reference_is_dumped_once_and_looked_up(tmp_path: Path) -> None:
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            found = await ok(c, "project.api", {"class": "Control", "member": "margin_left"})
+            assert found["member"]["defined_in"] == "Control"
+            assert found["member"]["signature"] == "margin_left: float = 0.0"
+            assert found["member"]["description"] == "Distance to the left edge."
+            inherited = await ok(
+                c, "project.api", {"class": "Control", "member": "get_child_count"}
+            )
+            assert inherited["member"]["defined_in"] == "Node"
+            assert inherited["inherits"][:1] == ["Node"]
+            missing = await call(c, "project.api", {"class": "Control", "member": "margin_lft"})
+            assert missing["outcome"] == "not_found"
+            assert missing["close_names"] == ["margin_left"]
+            unknown = await call(c, "project.api", {"class": "Label"})
+            assert unknown["outcome"] == "not_found" and "Label" in unknown["message"]
+    (dump,) = [p for p in (tmp_path / "state" / "api").iterdir() if not p.name.startswith(".")]
+    assert sorted(p.name for p in dump.rglob("*.xml")) == ["Control.xml", "Node.xml"]

@@ -87,6 +87,33 @@ def export(argv: list[str]) -> int:
     return 0
 
 
+CLASSES = {  # --doctool's reference: two classes, in Godot 3's XML
+    "Node": (
+        '<?xml version="1.0" encoding="UTF-8" ?>\n<class name="Node" inherits="Object" '
+        'version="3.2">\n<brief_description>Base class for all scene objects.'
+        '</brief_description>\n<methods>\n<method name="get_child_count">\n'
+        '<return type="int">\n</return>\n<description>How many children it has.'
+        "</description>\n</method>\n</methods>\n</class>\n"
+    ),
+    "Control": (
+        '<?xml version="1.0" encoding="UTF-8" ?>\n<class name="Control" inherits="Node" '
+        'version="3.2">\n<brief_description>All user interface nodes inherit from it.'
+        '</brief_description>\n<members>\n<member name="margin_left" type="float" '
+        'setter="set_margin" getter="get_margin" default="0.0">Distance to the left edge.'
+        "</member>\n</members>\n</class>\n"
+    ),
+}
+
+
+def doctool(argv: list[str]) -> int:
+    """``--doctool DIR``: the class reference, one XML file a class."""
+    classes = Path(argv[argv.index("--doctool") + 1]) / "doc" / "classes"
+    classes.mkdir(parents=True, exist_ok=True)
+    for name, xml in CLASSES.items():
+        (classes / f"{name}.xml").write_text(xml)
+    return 0
+
+
 def check(argv: list[str]) -> int:
     """The check script's run: each listed file loads, except one holding ``BROKEN``."""
     project = Path(argv[argv.index("--path") + 1])
@@ -349,6 +376,8 @@ def main(argv: list[str]) -> int:
     if "--version" in argv:
         print(VERSION)
         return 0
+    if "--doctool" in argv:
+        return doctool(argv)
     if any(flag in argv for flag in ("--export-pack", "--export", "--export-debug")):
         return export(argv)
     port = os.environ.get("GODOT_MCP_PORT")
