@@ -41,7 +41,7 @@ async def fake_server(tmp_path: Path, writes: bool = True) -> AsyncIterator[Clie
         limits=Limits(),
         allow_runtime_writes=writes,
     )
-    project = make_project(tmp_path / "project")
+    project = make_project(tmp_path / "project")  # kept when the test wrote one already
     async with open_app(settings, project, "stdio") as app, Client(app.server) as client:
         yield client
 
@@ -280,3 +280,31 @@ async def test_the_class_reference_is_dumped_once_and_looked_up(tmp_path: Path) 
             assert unknown["outcome"] == "not_found" and "Label" in unknown["message"]
     (dump,) = [p for p in (tmp_path / "state" / "api").iterdir() if not p.name.startswith(".")]
     assert sorted(p.name for p in dump.rglob("*.xml")) == ["Control.xml", "Node.xml"]
+
+
+async def test_a_never_imported_project_is_refused_then_imported(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    (project / "icon.png").write_bytes(fake_godot.png(4, 4, (1, 2, 3)))
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            refused = await call(c, "runtime.session.start", {"mode": "headless"})
+            assert refused == {
+                "outcome": "unavailable",
+                "message": "the project was never imported (it has no .import/ folder), so its "
+                "resources cannot load: import it with project_import first",
+            }
+            imported = await ok(c, "project.import")
+            assert imported["imported"] == {"files": 1}
+            started = await ok(c, "runtime.session.start", {"mode": "headless"})
+            await ok(c, "runtime.session.stop", {"session_id": started["session"]["id"]})
+    assert (project / "icon.png.import").read_text().count('source_file="res://icon.png"') == 1
+    (record,) = (project / ".import").glob("icon.png-*.md5")
+    assert record.read_text().startswith('source_md5="')
+
+
+def test_every_shipped_tool_is_called_in_this_lane() -> None:
+    from godot_mcp.edge.server import shipped_tools
+
+    source = Path(__file__).read_text()
+    missing = [t.name for t in shipped_tools() if f'"{t.name}"' not in source]
+    assert missing == []

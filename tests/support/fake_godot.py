@@ -105,6 +105,35 @@ CLASSES = {  # --doctool's reference: two classes, in Godot 3's XML
 }
 
 
+IMPORTED = (".png", ".wav", ".ogg")  # what the fake imports, as Godot 3 does
+
+
+def editor(argv: list[str]) -> int:
+    """``--editor``: Godot 3's import of every file it imports, written as the editor writes
+    it (a ``.import`` sidecar, the imported file and its ``.md5`` record in ``.import/``);
+    then the editor stays open, as the real one does, until it is stopped."""
+    project = Path(argv[argv.index("--path") + 1])
+    folder = project / ".import"
+    folder.mkdir(exist_ok=True)
+    for path in sorted(project.rglob("*")):
+        rel = path.relative_to(project).as_posix()
+        if rel.startswith(".") or path.suffix not in IMPORTED or not path.is_file():
+            continue
+        digest = hashlib.md5(("res://" + rel).encode(), usedforsecurity=False).hexdigest()
+        stem = f"{path.name}-{digest}"
+        source_md5 = hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest()
+        (folder / f"{stem}.stex").write_bytes(b"GDST" + path.read_bytes())
+        (folder / f"{stem}.md5").write_text(f'source_md5="{source_md5}"\n')
+        path.with_name(path.name + ".import").write_text(
+            '[remap]\n\nimporter="texture"\ntype="StreamTexture"\n'
+            f'path="res://.import/{stem}.stex"\n\n[deps]\n\n'
+            f'source_file="res://{rel}"\ndest_files=[ "res://.import/{stem}.stex" ]\n'
+        )
+        print(f"imported res://{rel}", flush=True)
+    while True:
+        time.sleep(1)
+
+
 def doctool(argv: list[str]) -> int:
     """``--doctool DIR``: the class reference, one XML file a class."""
     classes = Path(argv[argv.index("--doctool") + 1]) / "doc" / "classes"
@@ -378,6 +407,8 @@ def main(argv: list[str]) -> int:
         return 0
     if "--doctool" in argv:
         return doctool(argv)
+    if "--editor" in argv:
+        return editor(argv)
     if any(flag in argv for flag in ("--export-pack", "--export", "--export-debug")):
         return export(argv)
     port = os.environ.get("GODOT_MCP_PORT")
