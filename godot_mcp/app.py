@@ -60,19 +60,26 @@ async def open_app(
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
 
-    store = ArtifactStore(
-        settings.state_dir,
-        settings.limits,
-        database_url=settings.database_url,
-        blob_store_url=settings.blob_store_url,
+    # Opening the store migrates its database, and locating Godot runs `--version`: both
+    # block, so both run on worker threads, as everything the server does on the store.
+    store = await anyio.to_thread.run_sync(
+        lambda: ArtifactStore(
+            settings.state_dir,
+            settings.limits,
+            database_url=settings.database_url,
+            blob_store_url=settings.blob_store_url,
+        )
     )
     try:
         report = await anyio.to_thread.run_sync(reconcile, store)  # before serving
         log.info("startup reconcile: %s", report.as_dict())
+        godot = await anyio.to_thread.run_sync(
+            locate_godot, settings.godot, settings.godot_headless
+        )
         runtime = Runtime(
             store=store,
             project=project,
-            godot=locate_godot(settings.godot, settings.godot_headless),
+            godot=godot,
             capacity=settings.capacity,
             private=tuple(private_roots(settings.state_dir, *settings.state_dir_spellings)),
         )
@@ -90,21 +97,23 @@ async def open_app(
             checks=CheckService(runtime, exports),
             api=ApiService(runtime),
             names=settings.tool_names,
-            releases=Releases(store, launch_id) if launch_id is not None else None,
+            releases=Releases(runtime, launch_id) if launch_id is not None else None,
         )
         try:
             async with anyio.create_task_group() as tg:
                 if deps.releases is not None:
                     tg.start_soon(deps.releases.run)
                 if store.shared_database:
-                    tg.start_soon(keep_beating, store)
+                    tg.start_soon(keep_beating, runtime)
                 try:
                     yield App(build_server(deps, extra_tools), deps)
                 finally:
                     tg.cancel_scope.cancel()
         finally:
-            await close_services(deps)
+            await close_services(deps)  # the exports' task group closes in its own scope
             if deps.launch_id is not None:
-                release_launch(store, deps.launch_id)
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(release_launch, store, deps.launch_id)
     finally:
-        store.close()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(store.close)

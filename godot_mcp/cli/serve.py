@@ -109,7 +109,12 @@ async def _run(
                 max_sessions_per_principal=settings.max_http_sessions_per_principal,
             )
             await serve_http(
-                app.server, app.deps.store, args.host, _port(args.port), app.on_session_end, options
+                app.server,
+                app.deps.runtime,
+                args.host,
+                _port(args.port),
+                app.on_session_end,
+                options,
             )
 
 

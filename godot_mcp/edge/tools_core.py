@@ -54,7 +54,7 @@ async def server_profile(call: ToolCall) -> types.CallToolResult:
 async def project_info(call: ToolCall) -> types.CallToolResult:
     install = call.deps.runtime.godot
     version = install.version or install.headless_version
-    info = await call.deps.runtime.blocking(read_info, call.deps.project, version)
+    info = await call.deps.runtime.disk(read_info, call.deps.project, version)
     fields: dict[str, Any] = {"warnings": info.warnings} if info.warnings else {}
     return ok(
         name=info.name,

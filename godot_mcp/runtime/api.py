@@ -54,7 +54,7 @@ class ApiService:
                     self.rt.store.layout.api_dir,
                     install.headless_version,
                 )
-                self._index = await self.rt.blocking(
+                self._index = await self.rt.disk(
                     api.ApiIndex, self.last_dump.path, install.headless_name
                 )
             return self._index
@@ -66,4 +66,4 @@ class ApiService:
         if member is not None:
             api.check_member(member)
         index = await self.index()
-        return await self.rt.blocking(index.lookup, name, member)
+        return await self.rt.disk(index.lookup, name, member)

@@ -40,7 +40,7 @@ class CheckService(HeadlessWork):
         install = self.install()
         # Bad paths (a link out of the project, a path not in it) are refused before capacity
         # is looked at: their errors are the tree's InvalidArgument.
-        plan = await self.rt.blocking(tree.plan, self.rt.project)
+        plan = await self.rt.disk(tree.plan, self.rt.project)
         files = check.select(plan, paths)
         with self.rt.slots.take():
             self.refuse_low_space(SLACK, f"a check needs about {SLACK} for Godot's own files")
@@ -58,7 +58,7 @@ class CheckService(HeadlessWork):
                 dotnet=install.headless_dotnet,
             )
             try:
-                await self.rt.blocking(job.prepare, plan, files)
+                await self.rt.disk(job.prepare, plan, files)
                 job.launch()
                 report = await job.run(check.time_limit(len(files)), progress)
                 newer = newer_engine(job.facts.features, install.headless_version)
@@ -70,6 +70,6 @@ class CheckService(HeadlessWork):
             finally:
                 with anyio.CancelScope(shield=True):
                     await job.stop()
-                    await self.rt.blocking(job.cleanup)
+                    await self.rt.disk(job.cleanup)
                     if copied is not None:
-                        await self.rt.blocking(tree.remove, copied.work)
+                        await self.rt.disk(tree.remove, copied.work)

@@ -16,6 +16,7 @@ from godot_mcp.runtime.slots import Slots
 from godot_mcp.store.store import ArtifactStore
 
 T = TypeVar("T")
+DISK_THREADS = 4  # disk work at once (walks, copies, removals), beside the database's
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Runtime:
     private: tuple[PathPair, ...] = ()  # paths no text to a client may name (the state dir)
 
     _limiter: list[anyio.CapacityLimiter] = field(default_factory=list, repr=False)
+    _disk: list[anyio.CapacityLimiter] = field(default_factory=list, repr=False)
     _slots: list[Slots] = field(default_factory=list, repr=False)
 
     @property
@@ -49,14 +51,23 @@ class Runtime:
         return self._slots[0]
 
     async def blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn`` (store work, a subprocess, a file walk) on a worker thread: the one way
-        the services reach the synchronous store from the event loop. At most as many at
-        once as the store's database connections (``ArtifactStore.threads``), so a slow
-        database makes callers wait their turn, never the loop."""
+        """Run ``fn`` (store work) on a worker thread: the one way the services reach the
+        synchronous store from the event loop. At most as many at once as the store's
+        database connections (``ArtifactStore.threads``), so a slow database makes callers
+        wait their turn, never the loop."""
         if not self._limiter:
             self._limiter.append(anyio.CapacityLimiter(self.store.threads))
         call = functools.partial(fn, *args, **kwargs)
         return await anyio.to_thread.run_sync(call, limiter=self._limiter[0])
+
+    async def disk(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` (a project walk, a copy, a removal, a probe of the engine) on a worker
+        thread of its own limiter: a slow disk or a large project never holds the threads
+        the database work waits for, nor the other way round."""
+        if not self._disk:
+            self._disk.append(anyio.CapacityLimiter(DISK_THREADS))
+        call = functools.partial(fn, *args, **kwargs)
+        return await anyio.to_thread.run_sync(call, limiter=self._disk[0])
 
     def private_paths(self) -> tuple[PathPair, ...]:
         """What no text to a client may name: as configured, else the state dir and parent."""

@@ -41,7 +41,7 @@ async def import_copy(
     install = rt.godot
     if install.headless is None:
         raise Unavailable("no headless Godot binary found (godot3-server or Godot 4)")
-    if not await rt.blocking(never_imported, copy, install.headless_major or 3):
+    if not await rt.disk(never_imported, copy, install.headless_major or 3):
         return None
     job = Importer(
         install.headless,
@@ -53,13 +53,13 @@ async def import_copy(
         names=as_res(rt.project),
     )
     try:
-        await rt.blocking(job.prepare)
+        await rt.disk(job.prepare)
         job.launch()
         return await job.run(importer.time_limit(len(job.expected)), progress)
     finally:
         with anyio.CancelScope(shield=True):
             await job.stop()
-            await rt.blocking(tree.remove, work_dir)
+            await rt.disk(tree.remove, work_dir)
 
 
 @dataclass(frozen=True)
@@ -78,15 +78,15 @@ async def imported_copy(
     """For a project that was never imported: a private copy of ``plan`` in ``work``
     (made here), imported; ``None`` when the project needs no import. ``what``: what the
     caller does with the copy (``checked``), for the warning."""
-    if not await rt.blocking(never_imported, rt.project, rt.godot.headless_major or 3):
+    if not await rt.disk(never_imported, rt.project, rt.godot.headless_major or 3):
         return None
     copy = work / "project"
     try:
-        await rt.blocking(work.mkdir, 0o700)
-        await rt.blocking(tree.copy, plan, copy)
+        await rt.disk(work.mkdir, 0o700)
+        await rt.disk(tree.copy, plan, copy)
         await import_copy(rt, copy, work / "import", progress)
-        return ImportedCopy(await rt.blocking(tree.plan, copy), work, copy_imported(what))
+        return ImportedCopy(await rt.disk(tree.plan, copy), work, copy_imported(what))
     except BaseException:
         with anyio.CancelScope(shield=True):
-            await rt.blocking(tree.remove, work)
+            await rt.disk(tree.remove, work)
         raise

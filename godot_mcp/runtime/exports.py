@@ -17,6 +17,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import anyio
 
@@ -97,10 +98,8 @@ class ExportService:
         await self.rt.blocking(settle_interrupted, self.store)
         # The sandbox probe runs bwrap and the engine (seconds, at worst): once, here, off
         # the loop; server.profile and every export then read its cached answer.
-        await self.rt.blocking(self.availability)
-        root = self.store.layout.exports_dir
-        root.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(root, 0o700)
+        await self.rt.disk(self.availability)
+        await self.rt.disk(_private_dir, self.store.layout.exports_dir)
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
     def availability(self) -> str:
@@ -126,7 +125,7 @@ class ExportService:
         the project (``invalid_argument``), no slot or not enough free space (``unavailable``).
         """
         major = self.rt.godot.headless_major or 3
-        plan = await self.rt.blocking(
+        plan = await self.rt.disk(
             plan_export, self.rt.project, preset_name, platform, kind, major
         )
         why = self.availability()
@@ -135,7 +134,7 @@ class ExportService:
         self.rt.slots.refuse_when_full()
         install = self.rt.godot
         assert install.headless is not None  # availability said so
-        await self.rt.blocking(plan.refuse_unsafe, self.rt.private_paths())
+        await self.rt.disk(plan.refuse_unsafe, self.rt.private_paths())
         runner = ExportRunner(
             install.headless,
             self.store.layout.exports_dir,
@@ -160,8 +159,8 @@ class ExportService:
         platform: str | None = None,
     ) -> str:
         project = self.rt.project
-        plan = await self.rt.blocking(tree.plan, project)  # a link out: InvalidArgument
-        self._check_space(plan, runner, preset, kind)
+        plan = await self.rt.disk(tree.plan, project)  # a link out: InvalidArgument
+        await self.rt.disk(self._check_space, plan, runner, preset, kind)
         export_id = new_id()
         await self.rt.blocking(
             self.records.create,
@@ -185,9 +184,9 @@ class ExportService:
                 launch=False,
             )
             major = self.rt.godot.headless_major or 3
-            import_first = await self.rt.blocking(never_imported, job.snapshot_dir, major)
+            import_first = await self.rt.disk(never_imported, job.snapshot_dir, major)
             version = self.rt.godot.headless_version
-            warned = await self.rt.blocking(export_warnings, job.snapshot_dir, version)
+            warned = await self.rt.disk(export_warnings, job.snapshot_dir, version)
             if import_first:  # the watcher imports the copy, then launches (§12)
                 warned.append(copy_imported("exported"))
             else:
@@ -290,7 +289,7 @@ class ExportService:
                 await job.reap()
                 slot.release()  # its Godot has ended
                 await self._settle(job.export_id, *outcome)
-                await self.rt.blocking(job.cleanup)
+                await self.rt.disk(job.cleanup)
                 self.jobs.pop(job.export_id, None)
 
     async def _register(
@@ -447,6 +446,11 @@ class ExportService:
                 job.kill()
                 await job.reap()
         await self._stack.aclose()
+
+
+def _private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
 
 
 def live_outputs(

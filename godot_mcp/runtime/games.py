@@ -114,8 +114,8 @@ class GameService:
         why = self.availability(mode)
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
-        await self.rt.blocking(refuse_csharp, self.rt.project, self.rt.godot, mode)
-        await self.rt.blocking(refuse_never_imported, self.rt.project, self.rt.godot.major)
+        await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode)
+        await self.rt.disk(refuse_never_imported, self.rt.project, self.rt.godot.major)
         limit = self.rt.capacity.max_game_sessions
         if self.running() + self._starting >= limit:
             raise Unavailable(

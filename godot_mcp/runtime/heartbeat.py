@@ -7,13 +7,13 @@ import time
 
 import anyio
 
+from godot_mcp.runtime.context import Runtime
 from godot_mcp.store.hosts import BEAT_S, STALE_S, beat, settle_gone_hosts
-from godot_mcp.store.store import ArtifactStore
 
 log = logging.getLogger(__name__)
 
 
-async def keep_beating(store: ArtifactStore, every_s: float = BEAT_S) -> None:
+async def keep_beating(rt: Runtime, every_s: float = BEAT_S) -> None:
     """Beat every ``every_s`` until cancelled; never raises (an outage is one warning).
 
     Other hosts are judged only once this one has beaten without a miss for longer than a
@@ -28,10 +28,10 @@ async def keep_beating(store: ArtifactStore, every_s: float = BEAT_S) -> None:
             healthy_since = time.monotonic()
         last_wall = time.time()
         try:
-            await anyio.to_thread.run_sync(beat, store)
+            await rt.blocking(beat, rt.store)
             settled = 0
             if time.monotonic() - healthy_since > STALE_S + every_s:
-                settled = await anyio.to_thread.run_sync(settle_gone_hosts, store)
+                settled = await rt.blocking(settle_gone_hosts, rt.store)
         except Exception as exc:
             if not failing:
                 log.warning("the heartbeat is not stored: %s", exc)

@@ -55,8 +55,8 @@ class ImportService(HeadlessWork):
             raise Unavailable(RUNNING)
         self._running = True  # one step on the loop with the test above: no second one starts
         try:
-            with self.rt.slots.take(), await self.rt.blocking(self._lock):
-                plan = await self.rt.blocking(tree.plan, self.rt.project)
+            with self.rt.slots.take(), await self.rt.disk(self._lock):
+                plan = await self.rt.disk(tree.plan, self.rt.project)
                 work = self.scratch / new_id()
                 job = Importer(
                     install.headless,
@@ -68,11 +68,11 @@ class ImportService(HeadlessWork):
                     names=as_res(self.rt.project),
                 )
                 try:
-                    await self.rt.blocking(self._copy, plan, work)
-                    await self.rt.blocking(job.prepare)
+                    await self.rt.disk(self._copy, plan, work)
+                    await self.rt.disk(job.prepare)
                     job.launch()
                     outcome = await job.run(importer.time_limit(len(job.expected)), progress)
-                    await self.rt.blocking(importer.install, job.copy, self.rt.project, job.major)
+                    await self.rt.disk(importer.install, job.copy, self.rt.project, job.major)
                     outcome.seconds = round(time.monotonic() - began, 3)  # the copy included
                     return outcome
                 except OSError as exc:
@@ -80,7 +80,7 @@ class ImportService(HeadlessWork):
                 finally:
                     with anyio.CancelScope(shield=True):
                         await job.stop()
-                        await self.rt.blocking(tree.remove, work)
+                        await self.rt.disk(tree.remove, work)
         finally:
             self._running = False
 

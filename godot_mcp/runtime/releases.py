@@ -6,7 +6,8 @@ import logging
 
 import anyio
 
-from godot_mcp.store.store import ArtifactStore, release_session_id
+from godot_mcp.runtime.context import Runtime
+from godot_mcp.store.store import release_session_id
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +23,8 @@ class Releases:
     only hold budget, since nobody can read them. Shutdown releases the whole launch anyway.
     """
 
-    def __init__(self, store: ArtifactStore, launch_id: str) -> None:
-        self.store = store
+    def __init__(self, rt: Runtime, launch_id: str) -> None:
+        self.rt = rt
         self.launch_id = launch_id
         self.pending: set[str] = set()
         self._waiting = False
@@ -37,8 +38,8 @@ class Releases:
     async def retry(self) -> None:
         for session_id in sorted(self.pending):
             try:
-                await anyio.to_thread.run_sync(
-                    release_session_id, self.store, self.launch_id, session_id
+                await self.rt.blocking(
+                    release_session_id, self.rt.store, self.launch_id, session_id
                 )
             except Exception as e:  # unreachable, a full pool, a refusal: all wait and retry
                 if not self._waiting:

@@ -27,7 +27,7 @@ from pydantic import AnyHttpUrl
 from starlette.middleware import Middleware
 
 from godot_mcp.errors import DatabaseUnavailable
-from godot_mcp.store.store import ArtifactStore
+from godot_mcp.runtime.context import Runtime
 from godot_mcp.store.tokens import verify_token
 from godot_mcp.transports.sessionless import RefuseSessionless
 from godot_mcp.transports.sessions import SessionGate, SessionRegistry, expire_idle
@@ -45,12 +45,14 @@ def _url_host(host: str) -> str:
 class StoreTokenVerifier:
     """Checks bearer tokens against the store on every request."""
 
-    def __init__(self, store: ArtifactStore) -> None:
-        self.store = store
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        # On a worker thread: a slow or stuck database must not hold up the event loop.
-        verified = await anyio.to_thread.run_sync(verify_token, self.store.engine, token)
+        # Through the store's limiter: a slow or stuck database holds neither the event loop
+        # nor more threads than it has connections.
+        store = self.runtime.store
+        verified = await self.runtime.blocking(verify_token, store.engine, token)
         if verified is None:
             return None
         # subject = the token's id: a session opened with one token is refused with another.
@@ -139,7 +141,7 @@ class HttpOptions:
 
 def build_http_app(
     server: Server,
-    store: ArtifactStore,
+    runtime: Runtime,
     host: str,
     port: int,
     on_session_end: Callable[[str], Awaitable[None]],
@@ -161,7 +163,7 @@ def build_http_app(
             issuer_url=AnyHttpUrl(f"http://{_url_host(host)}:{port or 8765}/"),
             resource_server_url=None,
         ),
-        token_verifier=StoreTokenVerifier(store),
+        token_verifier=StoreTokenVerifier(runtime),
         session_idle_timeout=options.idle_seconds,
         transport_security=security,
     )
@@ -180,14 +182,14 @@ def build_http_app(
 
 async def serve_http(
     server: Server,
-    store: ArtifactStore,
+    runtime: Runtime,
     host: str,
     port: int,
     on_session_end: Callable[[str], Awaitable[None]],
     options: HttpOptions = HttpOptions(),
 ) -> None:
     """Serve until SIGINT/SIGTERM; prints the URL (with the real port) on stderr."""
-    app, registry = build_http_app(server, store, host, port, on_session_end, options)
+    app, registry = build_http_app(server, runtime, host, port, on_session_end, options)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", access_log=False
     )

@@ -370,7 +370,7 @@ def info(project: Path) -> dict[str, Any]:
         return fn(*args)
 
     engine = SimpleNamespace(version="4.6.3.stable", headless_version=None)
-    runtime = SimpleNamespace(godot=engine, blocking=blocking)
+    runtime = SimpleNamespace(godot=engine, disk=blocking)
     deps = SimpleNamespace(project=project, runtime=runtime)
     call = cast(ToolCall, SimpleNamespace(deps=deps, generation=3))
     result = anyio.run(project_info, call)

@@ -20,6 +20,7 @@ from godot_mcp.app import open_app
 from godot_mcp.config import Settings
 from godot_mcp.store.values import Limits
 from tests.support import fake_godot
+from tests.support.offloop import store_calls_on_the_loop
 from tests.support.projects import make_project
 
 pytestmark = pytest.mark.anyio
@@ -308,3 +309,24 @@ def test_every_shipped_tool_is_called_in_this_lane() -> None:
     source = Path(__file__).read_text()
     missing = [t.name for t in shipped_tools() if f'"{t.name}"' not in source]
     assert missing == []
+
+
+async def test_no_store_call_runs_on_the_loop_in_captures_or_at_shutdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windowed captures, a recording, an export left running and a graceful shutdown with a
+    game still running (and, over HTTP, the launch's release): every store call is made on
+    a worker thread."""
+    with store_calls_on_the_loop(monkeypatch) as seen, anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            sid = (await ok(c, "runtime.session.start"))["session"]["id"]
+            await ok(c, "runtime.screenshot.capture", {"session_id": sid, "preview_px": 32})
+            args = {"session_id": sid, "frames": 2, "fps": 10, "preview_px": 64}
+            await ok(c, "runtime.recording.capture", args)
+            await ok(c, "runtime.log.capture", {"session_id": sid})
+            await ok(c, "project.export", {"platform": "linux", "kind": "pack"})
+        assert seen == [], "\n".join(dict.fromkeys(seen))
+        settings = Settings(tmp_path / "state", None, None, Limits())
+        async with open_app(settings, tmp_path / "project", "http") as app:
+            assert app.deps.launch_id is not None
+        assert seen == [], "\n".join(dict.fromkeys(seen))
