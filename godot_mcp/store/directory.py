@@ -17,7 +17,8 @@ from pathlib import Path
 
 from godot_mcp.errors import NotFound, StorageError
 from godot_mcp.store.faults import checkpoint
-from godot_mcp.store.objects import Area, Listed, Upload, Version
+from godot_mcp.store.objects import Area, Listed, Recorded, Upload, Version
+from godot_mcp.store.shared import claim_location, directory_location
 
 _SKIPPED = (".tmp", ".store-id")  # temp files; the directory's own id (store/shared.py)
 
@@ -61,6 +62,10 @@ class DirectoryObjects:
             for i in range(256):
                 mkdir_private(root / f"{i:02x}")
             fsync_dir(root)
+
+    def claim(self, recorded: Recorded) -> None:
+        """A directory is named by the random id kept in it (``shared.directory_location``)."""
+        claim_location(recorded, directory_location(self.root))
 
     def path_of(self, name: str) -> Path:
         """The file of a blob (a SHA-256's shard), or of a stray ``list`` named (``./path``)."""

@@ -14,10 +14,12 @@ that a reader can tell "the object I verified" from "an object under the same na
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
+
+Recorded = Callable[[str | None], str | None]  # the database's blob store record
 
 Area = Literal["blobs", "quarantine"]
 
@@ -72,3 +74,8 @@ class ObjectStore(Protocol):
     def list(self, area: Area) -> Iterator[Listed]: ...
     def move_aside(self, name: str) -> None: ...
     def close(self) -> None: ...
+    def claim(self, recorded: Recorded) -> None:
+        """Make sure a database serves only this store (``shared.py``): ``recorded(propose)``
+        answers the store the database records, recording ``propose`` when it records
+        none; ``ConfigError`` when it is another's. Bucket stores also mark themselves."""
+        ...

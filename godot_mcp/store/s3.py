@@ -33,7 +33,8 @@ from godot_mcp.errors import (
 )
 from godot_mcp.store.directory import mkdir_private
 from godot_mcp.store.faults import checkpoint
-from godot_mcp.store.objects import Area, Listed, Upload, Version
+from godot_mcp.store.objects import Area, Listed, Recorded, Upload, Version
+from godot_mcp.store.shared import OTHER_DATABASE, OTHER_STORE
 
 MAX_OBJECT = 5 * 1024**3  # one PUT; larger artifacts would need multipart uploads
 MEMORY_STAGE = 64 * 1024**2  # bytes already in memory up to this are uploaded from there
@@ -335,6 +336,33 @@ class S3Objects:
                     return False
                 raise
         return True
+
+    def claim(self, recorded: Recorded) -> None:
+        """A bucket prefix is named by the bucket, the prefix and a random id the first
+        server makes, recorded in the database and in the bucket (``PREFIX/.store-id``)."""
+        where = f"{self.where.bucket}/{self.where.prefix}"  # the endpoint may change; not these
+        other = self.nesting()
+        if other is not None:
+            raise ConfigError(
+                f"the blob store would share keys with the store at {other} (one inside the "
+                "other's blobs/ or quarantine/): choose a prefix beside it"
+            )
+        marker = self.read_marker()
+        if marker is None:
+            known = recorded(f"bucket {secrets.token_hex(16)} {where}") or ""
+            kind, _, rest = known.partition(" ")
+            ident, _, place = rest.partition(" ")
+            if kind != "bucket" or place != where:  # another store, another bucket or prefix
+                raise ConfigError(OTHER_STORE)
+            # Written, or another server wrote it meanwhile: it must be ours.
+            if not self.write_marker(ident) and self.read_marker() != ident:
+                raise ConfigError(OTHER_DATABASE)
+            return
+        record = recorded(None)
+        if record is None:
+            raise ConfigError(OTHER_DATABASE)
+        if record != f"bucket {marker} {where}":
+            raise ConfigError(OTHER_STORE)
 
     def read_marker(self) -> str | None:
         """The id of the database this bucket's objects belong to, or None when unclaimed."""

@@ -26,7 +26,7 @@ from godot_mcp.store.db import write_session
 from godot_mcp.store.models import BlobStoreRow
 
 if TYPE_CHECKING:
-    from godot_mcp.store.objects import ObjectStore
+    from godot_mcp.store.objects import ObjectStore, Recorded
 
 STORE_ID = ".store-id"  # in the blob directory: names it, whatever host or path it is at
 HOST_ID = "host-id"  # in the state dir
@@ -70,58 +70,26 @@ def random_id(marker: Path) -> str | None:
     return ident
 
 
-def claim(engine: Engine, location: str, now_us: int) -> None:
+def claim_store(engine: Engine, blobs: ObjectStore, now_us: int) -> None:
+    """Claim the database for ``blobs`` (a directory, a bucket), or refuse: each kind of
+    object store knows how it is named and marked (``ObjectStore.claim``)."""
+    blobs.claim(lambda propose: _recorded(engine, propose, now_us))
+
+
+def claim_location(recorded: Recorded, location: str) -> None:
     """Record ``location`` as the database's blob store, or refuse another one."""
-    with write_session(engine) as s:
-        row = s.scalars(select(BlobStoreRow).where(BlobStoreRow.id == 1)).one_or_none()
-        if row is None:
-            s.add(BlobStoreRow(id=1, location=location, created_us=now_us))
-            return
-        if row.location != location:
-            raise ConfigError(
-                "this database belongs to another blob store (another host's or another "
-                "state dir's blob directory): every server on one database uses the same one"
-            )
-
-
-def claim_store(engine: Engine, blobs: ObjectStore, blob_dir: Path, now_us: int) -> None:
-    """Claim the database for ``blobs`` (a directory, or a bucket), or refuse."""
-    from godot_mcp.store.s3 import S3Objects
-
-    if not isinstance(blobs, S3Objects):
-        claim(engine, directory_location(blob_dir), now_us)
-        return
-    where = f"{blobs.where.bucket}/{blobs.where.prefix}"  # the endpoint may change; these not
-    other = blobs.nesting()
-    if other is not None:
+    if recorded(location) != location:
         raise ConfigError(
-            f"the blob store would share keys with the store at {other} (one inside the "
-            "other's blobs/ or quarantine/): choose a prefix beside it"
+            "this database belongs to another blob store (another host's or another "
+            "state dir's blob directory): every server on one database uses the same one"
         )
-    marker = blobs.read_marker()
-    if marker is None:
-        recorded = _recorded(engine, f"bucket {secrets.token_hex(16)} {where}", now_us) or ""
-        kind, _, rest = recorded.partition(" ")
-        ident, _, place = rest.partition(" ")
-        if kind != "bucket" or place != where:  # another store, another bucket or prefix
-            raise ConfigError(_OTHER_STORE)
-        if not blobs.write_marker(ident):  # another server wrote it meanwhile
-            marker = blobs.read_marker()
-            if marker != ident:
-                raise ConfigError(_OTHER_DATABASE)
-        return
-    known = _recorded(engine, None, now_us)
-    if known is None:
-        raise ConfigError(_OTHER_DATABASE)
-    if known != f"bucket {marker} {where}":
-        raise ConfigError(_OTHER_STORE)
 
 
-_OTHER_STORE = (
+OTHER_STORE = (
     "this database belongs to another blob store (another bucket, prefix or blob "
     "directory): every server on one database uses the same one"
 )
-_OTHER_DATABASE = "this bucket prefix belongs to another database: give each store its own prefix"
+OTHER_DATABASE = "this bucket prefix belongs to another database: give each store its own prefix"
 
 
 def _recorded(engine: Engine, propose: str | None, now_us: int) -> str | None:

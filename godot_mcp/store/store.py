@@ -230,7 +230,7 @@ class ArtifactStore:
         )
         if claim and (not own_file or objects.shared):
             try:
-                shared.claim_store(self.engine, objects, self.layout.blob_dir, self.now_us())
+                shared.claim_store(self.engine, objects, self.now_us())
             except BaseException:
                 self.close()
                 raise

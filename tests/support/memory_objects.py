@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import secrets
 import threading
 import time
 from collections import Counter
@@ -17,7 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from godot_mcp.errors import BlobStoreUnavailable, IntegrityError, NotFound
-from godot_mcp.store.objects import Area, Listed, Upload, Version
+from godot_mcp.store.objects import Area, Listed, Recorded, Upload, Version
+from godot_mcp.store.shared import claim_location
 
 
 class MemoryObjects:
@@ -26,6 +28,7 @@ class MemoryObjects:
     def __init__(self, staging: Path, shared: bool = False) -> None:
         self.staging = staging
         self.shared = shared
+        self.ident = secrets.token_hex(16)
         self.down = False
         self.calls: Counter[str] = Counter()
         self._areas: dict[str, dict[str, tuple[bytes, Version, int]]] = {
@@ -34,6 +37,10 @@ class MemoryObjects:
         }
         self._tags = itertools.count(1)
         self._lock = threading.Lock()
+
+    def claim(self, recorded: Recorded) -> None:
+        """Named by an id of its own, as a directory is by the id kept in it."""
+        claim_location(recorded, f"memory {self.ident}")
 
     def _call(self, what: str) -> None:
         self.calls[what] += 1
