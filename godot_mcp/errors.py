@@ -18,6 +18,10 @@ exactly one outcome (``godot_mcp.edge.outcomes``)::
     └── Failed                         failed
         ├── IntegrityError             bytes differ from what was promised
         └── StorageError               a write or fsync failed (ENOSPC, EIO, ...)
+            └── BlobStoreRefused       the store's bucket refused the operation (S3)
+
+Foreign failures (OSError, the database driver's, botocore's) become these at the boundary
+that meets them, by one table: ``godot_mcp.store.failures``.
 
 Messages are one line and never name a private path.
 """
@@ -121,3 +125,7 @@ class IntegrityError(Failed):
 
 class StorageError(Failed):
     """The disk refused a write (ENOSPC, EIO, a failing fsync)."""
+
+
+class BlobStoreRefused(StorageError):
+    """The store's bucket answered and refused the operation (an S3 error code)."""

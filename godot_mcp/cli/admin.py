@@ -14,14 +14,13 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from godot_mcp.cli import admin_evidence, admin_tokens
 from godot_mcp.cli.common import (
-    database_reason,
-    fail,
+    failed,
     open_store,
     print_report,
     store_exists,
 )
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
-from godot_mcp.errors import ConfigError, GodotMcpError, InvalidArgument
+from godot_mcp.errors import GodotMcpError
 from godot_mcp.runtime.api import sweep_dead_dumps
 from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted, sweep_dead_scratch
 from godot_mcp.store.ids import is_valid_id
@@ -143,14 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = resolve(args)
         return _HANDLERS[name](args, settings)
-    except (ConfigError, InvalidArgument) as exc:
-        return fail(PROG, exc.message)
-    except GodotMcpError as exc:
-        return fail(PROG, exc.message, status=1)
-    except SQLAlchemyError as exc:
-        return fail(PROG, database_reason(exc), status=1)
-    except OSError as exc:
-        return fail(PROG, f"cannot use the state dir: {exc.strerror or exc}", status=1)
+    except (GodotMcpError, SQLAlchemyError, OSError) as exc:
+        return failed(PROG, exc)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,19 @@ import json
 import sys
 from collections.abc import Mapping
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from godot_mcp.config import Settings
-from godot_mcp.errors import BlobStoreUnavailable, ConfigError, DatabaseUnavailable, StorageError
+from godot_mcp.errors import (
+    BlobStoreRefused,
+    BlobStoreUnavailable,
+    ConfigError,
+    DatabaseUnavailable,
+    GodotMcpError,
+    InvalidArgument,
+    StorageError,
+)
+from godot_mcp.store.failures import os_error
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import StoreLayout
 
@@ -63,8 +74,26 @@ def open_store(settings: Settings, bytes_too: bool = True) -> ArtifactStore:
 
 def opening_failed(exc: StorageError | DatabaseUnavailable | BlobStoreUnavailable) -> str:
     """The one line of a store that could not be opened: its database, or its blob store."""
-    part = "blob store" if exc.message.startswith("the blob store") else "database"
+    part = "blob store" if isinstance(exc, BlobStoreUnavailable | BlobStoreRefused) else "database"
     return f"cannot open the store's {part}: {exc}"  # with the driver's reason: the operator's
+
+
+def failed(prog: str, exc: BaseException, opening: bool = False) -> int:
+    """The exit of a command that ended on ``exc``: the CLI's one boundary, by the error tree
+    and the table of foreign failures (``store/failures.py``). Status 2 for what the
+    operator must change (an option; with ``opening``, a store that could not be opened
+    while the server started), 1 for the rest."""
+    if isinstance(exc, ConfigError | InvalidArgument):
+        return fail(prog, exc.message)
+    if isinstance(exc, StorageError | DatabaseUnavailable | BlobStoreUnavailable):
+        return fail(prog, opening_failed(exc)) if opening else fail(prog, exc.message, status=1)
+    if isinstance(exc, GodotMcpError):
+        return fail(prog, exc.message, status=1)
+    if isinstance(exc, SQLAlchemyError):
+        return fail(prog, database_reason(exc), status=1)
+    if isinstance(exc, OSError):
+        return fail(prog, os_error("cannot use the state dir", exc).message, status=1)
+    raise exc
 
 
 def database_reason(exc: BaseException) -> str:

@@ -10,7 +10,6 @@ import argparse
 import logging
 import os
 import socket
-import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,18 +17,15 @@ from pathlib import Path
 import anyio
 from sqlalchemy.exc import SQLAlchemyError
 
-from godot_mcp.cli.common import database_reason, fail, open_store, opening_failed
+from godot_mcp.cli.common import fail, failed, open_store
 from godot_mcp.config import OneLineParser, Settings, add_common_options, check_project, resolve
 from godot_mcp.edge.spec import Tool
 from godot_mcp.errors import (
-    BlobStoreUnavailable,
     ConfigError,
-    DatabaseUnavailable,
     GodotMcpError,
-    StorageError,
 )
 from godot_mcp.godot.process.procs import protect_server
-from godot_mcp.store.tokens import list_tokens
+from godot_mcp.store.tokens import count_tokens_readonly, list_tokens
 from godot_mcp.store.values import StoreLayout
 
 PROG = "godot-mcp"
@@ -58,16 +54,7 @@ def _token_count(settings: Settings) -> int:
         finally:
             store.close()
     db = StoreLayout(settings.state_dir).db_path
-    if not db.is_file():
-        return 0
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            return int(conn.execute("SELECT count(*) FROM tokens").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
+    return count_tokens_readonly(db) if db.is_file() else 0
 
 
 def _port(raw: str) -> int:
@@ -152,16 +139,8 @@ def serve_with_tools(argv: Sequence[str] | None, extra_tools: Sequence[Tool]) ->
         anyio.run(_run, settings, args, project, extra_tools)
     except KeyboardInterrupt:
         pass
-    except ConfigError as exc:  # found while starting: the store's database, its blob store
-        return fail(PROG, exc.message)
-    except (StorageError, DatabaseUnavailable, BlobStoreUnavailable) as exc:
-        return fail(PROG, opening_failed(exc))
-    except GodotMcpError as exc:
-        return fail(PROG, exc.message, status=1)
-    except OSError as exc:
-        return fail(PROG, f"cannot use the state dir: {exc.strerror or exc}", status=1)
-    except SQLAlchemyError as exc:
-        return fail(PROG, database_reason(exc), status=1)
+    except (GodotMcpError, SQLAlchemyError, OSError) as exc:  # found while starting or serving
+        return failed(PROG, exc, opening=True)
     return 0
 
 

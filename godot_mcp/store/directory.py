@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from godot_mcp.errors import NotFound, StorageError
+from godot_mcp.store.failures import os_error
 from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.objects import Area, Listed, Recorded, Upload, Version
 from godot_mcp.store.shared import claim_location, directory_location
@@ -99,7 +100,7 @@ class DirectoryObjects:
         except OSError as exc:
             if temp is not None:
                 temp.unlink(missing_ok=True)
-            raise StorageError(f"cannot publish a blob: {exc.strerror or exc}") from None
+            raise os_error("cannot publish a blob", exc) from None
 
     def get_range(self, name: str, offset: int, length: int) -> tuple[bytes, Version]:
         """Up to ``length`` bytes from ``offset``, and the version of the file they came from."""
@@ -110,7 +111,7 @@ class DirectoryObjects:
         except FileNotFoundError:
             raise NotFound("artifact not found") from None
         except OSError as exc:
-            raise StorageError(f"cannot read a blob: {exc.strerror or exc}") from None
+            raise os_error("cannot read a blob", exc) from None
 
     def head(self, name: str) -> Version | None:
         """The file's version, or None when it is not there (a stat: cheap). A file that
@@ -122,7 +123,7 @@ class DirectoryObjects:
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as exc:
-            raise StorageError(f"cannot look at a blob: {exc.strerror or exc}") from None
+            raise os_error("cannot look at a blob", exc) from None
 
     def delete(self, name: str) -> None:
         """Remove a file (a stray directory with what is in it, a stray link itself, never
@@ -137,7 +138,7 @@ class DirectoryObjects:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise StorageError(f"cannot remove a blob: {exc.strerror or exc}") from None
+            raise os_error("cannot remove a blob", exc) from None
 
     def move_aside(self, name: str) -> None:
         """Move a file out of the served tree into the quarantine directory."""
@@ -146,7 +147,7 @@ class DirectoryObjects:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise StorageError(f"cannot set a blob aside: {exc.strerror or exc}") from None
+            raise os_error("cannot set a blob aside", exc) from None
 
     def _inside(self, path: Path) -> None:
         """Refuse a path whose directories (below the root) are links: removing through one
@@ -185,7 +186,7 @@ class DirectoryObjects:
                         shown = name if placed else f"./{first.name}/{second.name}/{name}"
                         yield Listed(shown, _mtime_us(entry))
         except OSError as exc:
-            raise StorageError(f"cannot list the blob store: {exc.strerror or exc}") from None
+            raise os_error("cannot list the blob store", exc) from None
 
     def close(self) -> None:
         """Nothing to release for a directory."""

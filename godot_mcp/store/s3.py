@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from godot_mcp.errors import (
+    BlobStoreRefused,
     BlobStoreUnavailable,
     ConfigError,
     IntegrityError,
@@ -131,7 +132,7 @@ def s3_errors() -> Iterator[None]:
             raise BlobStoreUnavailable(f"the blob store cannot serve now ({code})") from None
         if code in _DIGEST_CODES:
             raise IntegrityError("the blob store received other bytes than were sent") from None
-        raise StorageError(f"the blob store refused the operation ({code[:60]})") from None
+        raise BlobStoreRefused(f"the blob store refused the operation ({code[:60]})") from None
     except (ConnectionError, ReadTimeoutError):
         raise BlobStoreUnavailable("the blob store cannot be reached") from None
     except NoCredentialsError:
@@ -139,7 +140,7 @@ def s3_errors() -> Iterator[None]:
             "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a profile)"
         ) from None
     except BotoCoreError as exc:
-        raise StorageError(f"the blob store failed ({type(exc).__name__})") from None
+        raise BlobStoreRefused(f"the blob store failed ({type(exc).__name__})") from None
 
 
 def _missing(exc: Exception) -> bool:

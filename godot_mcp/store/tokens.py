@@ -13,8 +13,10 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, create_engine, delete, func, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from godot_mcp.errors import InvalidArgument
 from godot_mcp.store.db import read_session, rowcount, write_session
@@ -70,6 +72,22 @@ def list_tokens(engine: Engine) -> list[TokenInfo]:
     with read_session(engine) as s:
         rows = s.scalars(select(Token).order_by(Token.principal, Token.created_us)).all()
     return [TokenInfo(r.id, r.principal, from_us(r.created_us)) for r in rows]
+
+
+def count_tokens_readonly(db: Path) -> int:
+    """How many tokens the SQLite file ``db`` holds, read without writing anything to it
+    (a missing or unreadable file, or one made before tokens existed, holds none)."""
+    engine = create_engine(
+        "sqlite+pysqlite:///file:" + str(db) + "?mode=ro&uri=true",
+        connect_args={"timeout": 5},
+    )
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(Token)).scalar_one())
+    except SQLAlchemyError:
+        return 0
+    finally:
+        engine.dispose()
 
 
 def revoke_principal(engine: Engine, principal: str) -> int:
