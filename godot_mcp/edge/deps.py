@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,7 +40,6 @@ class ServerDeps:
     checks: CheckService
     api: ApiService
     names: NameStyle = "underscore"
-    tools: Tools | None = field(default=None)
     releases: Releases | None = None  # HTTP only: ended sessions' artifacts
 
     @property
@@ -87,6 +86,7 @@ class ToolCall:
     caller: Caller
     generation: int
     args: dict[str, Any]
+    tools: Tools  # the server's tools (server.profile says each one's availability)
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         """Send a progress notification if the call carried a progress token."""

@@ -48,7 +48,6 @@ def shipped_tools() -> list[Tool]:
 def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
     """Build the server. ``extra_tools`` exists for tests; the shipped server has none."""
     tools = Tools([*shipped_tools(), *extra_tools], deps.names)
-    deps.tools = tools
     declared = [t.declaration(deps.names) for t in tools.all]
     ok_shapes = {t.name: t.ok_schema() for t in tools.all}
     limit = deps.limits.max_output_bytes
@@ -80,6 +79,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
                 caller=Caller(who.principal, who.session_id, who.launch_id, state.id),
                 generation=state.generation,
                 args=args,
+                tools=tools,
             )
             result = await tool.handler(call)
             if tool.raw_bytes:  # artifact bytes: bounded by their raw length, as resources/read

@@ -35,9 +35,7 @@ def capacity(deps: ServerDeps) -> dict[str, int]:
 
 
 async def server_profile(call: ToolCall) -> types.CallToolResult:
-    deps = call.deps
-    assert deps.tools is not None
-    tools = deps.tools
+    deps, tools = call.deps, call.tools
     return ok(
         limits={
             "max_output_bytes": deps.limits.max_output_bytes,

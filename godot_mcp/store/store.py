@@ -79,7 +79,7 @@ log = logging.getLogger(__name__)
 class _DigestCache:
     """A small thread-safe LRU of block digests by blob sha (at most ``_DIGEST_CACHE``).
 
-    Used from the event loop and from worker threads at once, so every access holds
+    Used from several worker threads at once, so every access holds
     ``_lock``; the lock guards only dictionary operations (never I/O), so it stays cheap.
     """
 

@@ -249,7 +249,7 @@ CHECK4 = Path(check.__file__).parent / "check4.gd"
 
 
 def test_the_godot4_check_script_parses_is_typed_and_names_no_godot3_api():
-    """check4.gd cannot run here (no Godot 4): it is held to bridge4.gd's rules instead."""
+    """check4.gd is held to bridge4.gd's rules in the fast lane (it runs in the Godot 4 lane)."""
     source = CHECK4.read_text(encoding="utf-8")
     assert parser.parse(source).data == "start"
     code = _code(source)
