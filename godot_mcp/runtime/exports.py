@@ -44,7 +44,7 @@ from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import settle_interrupted
 from godot_mcp.runtime.slots import Slot
-from godot_mcp.store.binding import check_owner, unknown
+from godot_mcp.store.binding import bound_to, check_owner, unknown
 from godot_mcp.store.exports import ExportRecord, ExportRecords
 from godot_mcp.store.ids import is_valid_id, new_id
 from godot_mcp.store.store import release_session_id
@@ -355,14 +355,7 @@ class ExportService:
         row = self.records.get(export_id)
         if row is None:
             raise unknown("export")
-        check_owner(
-            caller,
-            row.principal,
-            row.session_id,
-            row.launch_id,
-            row.project_id,
-            "export",
-        )
+        check_owner(caller, bound_to(row), "export")
         return row
 
     async def view(self, caller: Caller, export_id: str) -> ExportView:

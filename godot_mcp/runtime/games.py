@@ -150,15 +150,7 @@ class GameService:
         managed = self.sessions.get(session_id)
         if managed is None:
             raise unknown("game session")
-        o = managed.owner
-        check_owner(
-            caller,
-            o.principal,
-            o.session_id,
-            o.launch_id,
-            o.project_id,
-            "game session",
-        )
+        check_owner(caller, managed.owner, "game session")
         return managed
 
     def running(self) -> int:

@@ -7,26 +7,21 @@ disclosure policy (``godot_mcp.edge.disclosure``), applied in one place.
 
 from __future__ import annotations
 
+from typing import Any
+
 from godot_mcp.errors import NotFound, NotYours
 from godot_mcp.store.values import Caller
 
 
-def check_owner(
-    caller: Caller,
-    principal: str,
-    session_id: str | None,
-    launch_id: str | None,
-    project_id: int,
-    what: str,
-) -> None:
-    """Refuse a thing bound to another caller with ``NotYours``."""
-    if (principal, session_id, launch_id, project_id) != (
-        caller.principal,
-        caller.session_id,
-        caller.launch_id,
-        caller.project_id,
-    ):
+def check_owner(caller: Caller, owner: Caller, what: str) -> None:
+    """Refuse a thing bound to ``owner`` when another caller asks for it (``NotYours``)."""
+    if owner != caller:
         raise NotYours(what)
+
+
+def bound_to(row: Any) -> Caller:
+    """Whom a stored thing (an artifact's or an export's row) is bound to."""
+    return Caller(row.principal, row.session_id, row.launch_id, row.project_id)
 
 
 def unknown(what: str) -> NotFound:

@@ -31,7 +31,7 @@ from godot_mcp.errors import (
     TooLarge,
 )
 from godot_mcp.store import shared, sqlite
-from godot_mcp.store.binding import check_owner, unknown
+from godot_mcp.store.binding import bound_to, check_owner, unknown
 from godot_mcp.store.blobs import (
     BLOCK_SIZE,
     Blobs,
@@ -493,9 +493,7 @@ class ArtifactStore:
         return row
 
     def _check_owner(self, caller: Caller, row: Any) -> None:
-        check_owner(
-            caller, row.principal, row.session_id, row.launch_id, row.project_id, "artifact"
-        )
+        check_owner(caller, bound_to(row), "artifact")
 
     def _intact(self, sha: str, size: int, born: int | None = None) -> Version | None:
         """The version of the blob when its bytes are present and match their block digests
