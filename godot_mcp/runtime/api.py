@@ -12,13 +12,14 @@ import anyio
 from godot_mcp.errors import Unavailable
 from godot_mcp.godot import api
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.dirs import RuntimeDirs
 from godot_mcp.store.store import ArtifactStore
 
 
 def sweep_dead_dumps(store: ArtifactStore) -> int:
     """Remove the partial class-reference dumps of server processes that are gone (judged by
     pid and start time, so a reused pid is not taken for their owner); returns how many."""
-    return api.sweep_partials(store.layout.api_dir)
+    return api.sweep_partials(RuntimeDirs(store.layout.state_dir).api_dir)
 
 
 class ApiService:
@@ -51,7 +52,7 @@ class ApiService:
                 self.last_dump = await api.dump(
                     install.headless,
                     install.headless_major or 3,
-                    self.rt.store.layout.api_dir,
+                    self.rt.dirs.api_dir,
                     install.headless_version,
                 )
                 self._index = await self.rt.disk(

@@ -12,6 +12,7 @@ import anyio
 
 from godot_mcp.godot.process.locate import GodotInstall
 from godot_mcp.godot.process.redact import PathPair, private_roots
+from godot_mcp.runtime.dirs import RuntimeDirs
 from godot_mcp.runtime.slots import Slots
 from godot_mcp.store.store import ArtifactStore
 
@@ -68,6 +69,11 @@ class Runtime:
             self._disk.append(anyio.CapacityLimiter(DISK_THREADS))
         call = functools.partial(fn, *args, **kwargs)
         return await anyio.to_thread.run_sync(call, limiter=self._disk[0])
+
+    @property
+    def dirs(self) -> RuntimeDirs:
+        """The runtime's folders under the state dir (exports, evidence, scratch, api)."""
+        return RuntimeDirs(self.store.layout.state_dir)
 
     def private_paths(self) -> tuple[PathPair, ...]:
         """What no text to a client may name: as configured, else the state dir and parent."""

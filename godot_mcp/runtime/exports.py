@@ -99,7 +99,7 @@ class ExportService:
         # The sandbox probe runs bwrap and the engine (seconds, at worst): once, here, off
         # the loop; server.profile and every export then read its cached answer.
         await self.rt.disk(self.availability)
-        await self.rt.disk(_private_dir, self.store.layout.exports_dir)
+        await self.rt.disk(_private_dir, self.rt.dirs.exports_dir)
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
     def availability(self) -> str:
@@ -137,7 +137,7 @@ class ExportService:
         await self.rt.disk(plan.refuse_unsafe, self.rt.private_paths())
         runner = ExportRunner(
             install.headless,
-            self.store.layout.exports_dir,
+            self.rt.dirs.exports_dir,
             godot_major=install.headless_major or 3,
             private=self.rt.private_paths(),
             engine=install.headless_name,
@@ -223,7 +223,7 @@ class ExportService:
         """Unavailable when the state dir's disk cannot hold a copy plus outputs of its size."""
         need = 2 * plan.bytes + template_bytes(runner.env, preset, kind, self.rt.project)
         try:
-            free = shutil.disk_usage(self.store.layout.exports_dir).free
+            free = shutil.disk_usage(self.rt.dirs.exports_dir).free
         except OSError:
             return
         if free < need:

@@ -88,8 +88,7 @@ class GameService:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        root = rt.store.layout.scratch_dir / "games"
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        root = rt.dirs.scratch("games")
         sweep_dead_scratch(rt.store)
         pid, start = me()
         # Per process: servers sharing a state dir must not share an Xvfb cookie or temp files.

@@ -20,10 +20,15 @@ class HeadlessWork:
         self.rt = rt
         self.exports = exports
         pid, start = me()
-        self.scratch = rt.store.layout.scratch_dir / "checks" / f"{pid}-{start}"
+        self.scratch = rt.dirs.scratch_dir / "checks" / f"{pid}-{start}"  # made when used
 
     def availability(self) -> str:
         return self.exports.availability()
+
+    def make_scratch(self) -> None:
+        """This process's scratch, private, with the folders above it (blocking)."""
+        self.rt.dirs.scratch("checks")
+        self.scratch.mkdir(mode=0o700, exist_ok=True)
 
     def install(self) -> GodotInstall:
         """The install whose headless engine does the work; ``Unavailable`` saying why not."""
@@ -36,7 +41,7 @@ class HeadlessWork:
     def refuse_low_space(self, need: int, what: str) -> None:
         """``Unavailable`` when the scratch's disk has less than ``need`` bytes free;
         ``what`` ends the refusal (``a check needs about N for …``). Blocking."""
-        self.scratch.mkdir(parents=True, mode=0o700, exist_ok=True)
+        self.make_scratch()
         try:
             free = shutil.disk_usage(self.scratch).free
         except OSError:

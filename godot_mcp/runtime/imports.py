@@ -86,7 +86,7 @@ class ImportService(HeadlessWork):
 
     def _lock(self) -> contextlib.AbstractContextManager[None]:
         """The project's import lock (blocking to take: use a thread), or Unavailable."""
-        self.scratch.mkdir(parents=True, mode=0o700, exist_ok=True)
+        self.make_scratch()
         key = hashlib.sha256(os.fsencode(os.path.realpath(self.rt.project))).hexdigest()[:32]
         path = self.scratch.parent / f"import-{key}.lock"
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

@@ -17,6 +17,7 @@ from datetime import datetime
 from godot_mcp.errors import InvalidArgument, NotFound
 from godot_mcp.godot.export import leftovers
 from godot_mcp.godot.project import tree
+from godot_mcp.runtime.dirs import RuntimeDirs
 from godot_mcp.runtime.owner import alive
 from godot_mcp.store.blobs import mkdir_private
 from godot_mcp.store.exports import ExportRecords
@@ -47,9 +48,9 @@ def keep_evidence(store: ArtifactStore, export_id: str) -> Kept:
     A file that can be neither moved nor copied is counted as lost, with the reason, and
     logged with its place for the operator: evidence is never dropped without a word.
     """
-    work = store.layout.exports_dir / export_id
-    target = store.layout.evidence_dir / export_id
-    mkdir_private(store.layout.evidence_dir)
+    work = RuntimeDirs(store.layout.state_dir).exports_dir / export_id
+    target = RuntimeDirs(store.layout.state_dir).evidence_dir / export_id
+    mkdir_private(RuntimeDirs(store.layout.state_dir).evidence_dir)
     mkdir_private(target)
     files = size = lost = 0
     why = ""
@@ -103,7 +104,7 @@ def settle_interrupted(store: ArtifactStore) -> dict[str, int]:
 
 def _sweep_finished_work(store: ArtifactStore, records: ExportRecords) -> None:
     """Remove work dirs of exports that are no longer running (scratch, not evidence)."""
-    root = store.layout.exports_dir
+    root = RuntimeDirs(store.layout.state_dir).exports_dir
     if not root.is_dir():
         return
     # Dirs first, states second: an export's row is committed before its dir is made,
@@ -128,7 +129,7 @@ class Evidence:
 
 def list_evidence(store: ArtifactStore) -> list[Evidence]:
     """Every evidence entry, even empty ones."""
-    root = store.layout.evidence_dir
+    root = RuntimeDirs(store.layout.state_dir).evidence_dir
     if not root.is_dir():
         return []
     rows = ExportRecords(store).interrupted()
@@ -155,7 +156,7 @@ def purge_evidence(store: ArtifactStore, export_id: str) -> Evidence:
     match = [e for e in list_evidence(store) if e.export_id == export_id]
     if not match:
         raise NotFound(f"no evidence for export {export_id}")
-    shutil.rmtree(store.layout.evidence_dir / export_id)
+    shutil.rmtree(RuntimeDirs(store.layout.state_dir).evidence_dir / export_id)
     ExportRecords(store).forget_evidence(export_id)
     return match[0]
 
@@ -176,7 +177,7 @@ def sweep_dead_scratch(store: ArtifactStore) -> int:
     """
     removed = 0
     for kind in ("games", "checks"):
-        root = store.layout.scratch_dir / kind
+        root = RuntimeDirs(store.layout.state_dir).scratch_dir / kind
         if not root.is_dir():
             continue
         for entry in root.iterdir():

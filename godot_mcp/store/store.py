@@ -205,7 +205,7 @@ class ArtifactStore:
         self.layout = StoreLayout(Path(state_dir))
         self.limits = limits or Limits()
         self.clock = clock
-        for d in (self.layout.state_dir, self.layout.blob_dir, self.layout.scratch_dir):
+        for d in (self.layout.state_dir, self.layout.blob_dir):
             mkdir_private(d)
         objects = blobs if blobs is not None else self._open_objects(blob_store_url)
         self.blobs = Blobs(objects, block_size)

@@ -123,22 +123,5 @@ class StoreLayout:
         return self.state_dir / "quarantine"
 
     @property
-    def exports_dir(self) -> Path:
-        return self.state_dir / "exports"
-
-    @property
-    def evidence_dir(self) -> Path:
-        return self.state_dir / "evidence"
-
-    @property
-    def scratch_dir(self) -> Path:
-        return self.state_dir / "scratch"
-
-    @property
-    def api_dir(self) -> Path:
-        """The engines' class references, one dir per exact engine version."""
-        return self.state_dir / "api"
-
-    @property
     def lock_path(self) -> Path:
         return self.state_dir / "blobs.lock"

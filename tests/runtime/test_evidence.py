@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from godot_mcp.runtime.dirs import RuntimeDirs
 from godot_mcp.runtime.recovery import keep_evidence
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Limits
@@ -12,20 +13,21 @@ from godot_mcp.store.values import Limits
 def test_a_leftover_that_cannot_be_kept_is_counted_and_said(tmp_path: Path) -> None:
     store = ArtifactStore(tmp_path / "state", Limits())
     try:
-        work = store.layout.exports_dir / "e1"
+        work = RuntimeDirs(store.layout.state_dir).exports_dir / "e1"
         (work / "out").mkdir(parents=True)
         (work / "out" / "game.pck-aB3dE9").write_bytes(b"partial pack")
         (work / "out" / "game.x86_64-Qw8rT2").write_bytes(b"partial binary")
         (work / "log.txt").write_text("Godot said things\n")
         # Where one file would go is taken (by a folder holding something): neither a move
         # nor a copy can put it there.
-        blocked = store.layout.evidence_dir / "e1" / "out" / "game.x86_64-Qw8rT2"
+        evidence_dir = RuntimeDirs(store.layout.state_dir).evidence_dir
+        blocked = evidence_dir / "e1" / "out" / "game.x86_64-Qw8rT2"
         blocked.mkdir(parents=True)
         (blocked / "x").write_text("in the way")
         kept = keep_evidence(store, "e1")
         assert (kept.files, kept.bytes, kept.lost) == (2, 12 + 18, 1)
         assert kept.why == "Is a directory"
-        evidence = store.layout.evidence_dir / "e1"
+        evidence = RuntimeDirs(store.layout.state_dir).evidence_dir / "e1"
         assert (evidence / "out" / "game.pck-aB3dE9").read_bytes() == b"partial pack"
         assert (evidence / "log.txt").read_text() == "Godot said things\n"
         assert not work.exists()

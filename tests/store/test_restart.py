@@ -5,6 +5,7 @@ import os
 import pytest
 
 from godot_mcp.errors import NotFound
+from godot_mcp.runtime.dirs import RuntimeDirs
 from godot_mcp.store.reconcile import reconcile
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import NewArtifact
@@ -56,7 +57,7 @@ def test_reconcile_removes_orphans_strays_and_stale_temp_files(env: Env) -> None
     raw.write(orphan, b"no row for me")
     (env.store.layout.blob_dir / ".tmp" / "stage-dead").write_bytes(b"half")
     raw.write("junk", b"?")
-    evidence = env.store.layout.evidence_dir / "exp1"
+    evidence = RuntimeDirs(env.store.layout.state_dir).evidence_dir / "exp1"
     evidence.mkdir(parents=True)
     (evidence / "game.pck.tmp").write_bytes(b"partial")
     if env.store.blobs.objects.shared:  # another host may be about to commit a young object
