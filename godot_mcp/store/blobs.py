@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,7 +36,6 @@ BLOCK_SIZE = 64 * 1024
 CHUNK = 16 * BLOCK_SIZE
 VERIFY_CHUNK = 128 * BLOCK_SIZE  # one ranged read of a full verification or re-hash
 _SHA_RE = re.compile(r"[0-9a-f]{64}")
-_TMP_PREFIX = "stage-"
 _HASHER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="blob-hash")
 
 
@@ -85,9 +83,8 @@ class StagedBlob:
     data: bytes | None = None
 
 
-def stage_file(tmp_dir: Path, source: bytes | BinaryIO, block_size: int) -> StagedBlob:
-    """Write ``source`` to a fresh temp file in ``tmp_dir`` while hashing it; fsync it."""
-    temp = tmp_dir / f"{_TMP_PREFIX}{secrets.token_hex(12)}"
+def stage_file(temp: Path, source: bytes | BinaryIO, block_size: int) -> StagedBlob:
+    """Write ``source`` to the new temp file ``temp`` while hashing it; fsync it."""
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
@@ -196,7 +193,6 @@ class Blobs:
     def __init__(self, objects: ObjectStore, block_size: int = BLOCK_SIZE) -> None:
         self.objects = objects
         self.block_size = check_block_size(block_size)
-        mkdir_private(objects.staging)
 
     # -- writing -------------------------------------------------------------
 
@@ -208,7 +204,7 @@ class Blobs:
             and len(source) <= self.objects.memory_stage
         ):
             return stage_memory(source, self.block_size)
-        return stage_file(self.objects.staging, source, self.block_size)
+        return stage_file(self.objects.temp_path(), source, self.block_size)
 
     def publish(self, staged: StagedBlob) -> Version:
         """Make the staged bytes the blob named by their SHA-256; the temp file goes either
@@ -328,7 +324,7 @@ class Blobs:
 
     def iter_temp(self) -> Iterator[Path]:
         """This host's staging temp files (stale once no registration of this host runs)."""
-        yield from self.objects.staging.iterdir()
+        yield from self.objects.temps()
 
     def close(self) -> None:
         """Release the object store's connections."""

@@ -47,7 +47,21 @@ def _version(st: os.stat_result) -> Version:
     return Version(st.st_size, f"{st.st_ino}.{st.st_mtime_ns}.{st.st_ctime_ns}")
 
 
-class DirectoryObjects:
+class PrivateStaging:
+    """Temp files in ``staging``, a private directory of this host."""
+
+    staging: Path
+
+    def temp_path(self) -> Path:
+        """A fresh name for a temp file."""
+        return self.staging / f"stage-{secrets.token_hex(12)}"
+
+    def temps(self) -> Iterator[Path]:
+        """The temp files there now (those left behind, once nothing stages)."""
+        yield from self.staging.iterdir()
+
+
+class DirectoryObjects(PrivateStaging):
     """Objects as files of a private directory (one host's; the local lock guards it)."""
 
     shared = False

@@ -60,12 +60,15 @@ class ObjectStore(Protocol):
     ``shared``: other hosts write the same store (their uploads are guarded by leases in the
     database, not by this host's lock). ``memory_stage``: bytes in memory up to this size are
     handed to ``put`` as they are (0: always a temp file, e.g. to publish by rename).
-    ``staging``: a private directory of this host for temp files.
+    Where temp files go is the object store's own business: ``temp_path`` names a fresh
+    one in a private place of this host, ``temps`` lists those left behind.
     """
 
     shared: bool
     memory_stage: int
-    staging: Path
+
+    def temp_path(self) -> Path: ...
+    def temps(self) -> Iterator[Path]: ...
 
     def put(self, name: str, upload: Upload) -> Version: ...
     def get_range(self, name: str, offset: int, length: int) -> tuple[bytes, Version]: ...

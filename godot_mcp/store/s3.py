@@ -32,7 +32,7 @@ from godot_mcp.errors import (
     NotFound,
     StorageError,
 )
-from godot_mcp.store.directory import mkdir_private
+from godot_mcp.store.directory import PrivateStaging, mkdir_private
 from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.objects import Area, Listed, Recorded, Upload, Version
 from godot_mcp.store.shared import OTHER_DATABASE, OTHER_STORE
@@ -156,7 +156,7 @@ def _b64(sha256_hex: str) -> str:
     return base64.b64encode(bytes.fromhex(sha256_hex)).decode()
 
 
-class S3Objects:
+class S3Objects(PrivateStaging):
     """Objects in a bucket under one prefix (``blobs/`` and ``quarantine/``); staging in a
     local temp dir of this host. An object's version is its size and ETag: an upload of the
     same bytes keeps it (one PUT's ETag is the bytes' MD5), other bytes change it."""

@@ -27,6 +27,7 @@ class MemoryObjects:
 
     def __init__(self, staging: Path, shared: bool = False) -> None:
         self.staging = staging
+        staging.mkdir(parents=True, mode=0o700, exist_ok=True)
         self.shared = shared
         self.ident = secrets.token_hex(16)
         self.down = False
@@ -37,6 +38,12 @@ class MemoryObjects:
         }
         self._tags = itertools.count(1)
         self._lock = threading.Lock()
+
+    def temp_path(self) -> Path:
+        return self.staging / f"stage-{secrets.token_hex(12)}"
+
+    def temps(self) -> Iterator[Path]:
+        yield from self.staging.iterdir()
 
     def claim(self, recorded: Recorded) -> None:
         """Named by an id of its own, as a directory is by the id kept in it."""
