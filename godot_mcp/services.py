@@ -1,4 +1,4 @@
-"""Long-lived services of a server process (game sessions, exports) and their lifecycle."""
+"""Long-lived services of a server process (games, exports, checks, imports) and their lifecycle."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ class Service(Protocol):
 
 
 def _services(deps: ServerDeps) -> list[Service]:
-    return [deps.games, deps.exports]
+    return [deps.games, deps.checks, deps.checks.imports, deps.exports]
 
 
 async def close_services(deps: ServerDeps) -> None:
-    """Stop every game and export of this process (bounded)."""
+    """Stop every game, check, import and export of this process (bounded)."""
     for service in _services(deps):
         try:
             await service.aclose()

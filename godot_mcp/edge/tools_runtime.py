@@ -579,9 +579,7 @@ async def node_get(call: ToolCall) -> types.CallToolResult:
     read = await game.get(a["path"], a["properties"])
     budget = Budget.of(call)
     # A value larger than a whole answer stands as a marker; the others shrink as a list.
-    pairs = [
-        (k, v if cost(v) < budget.room else marker(_size(v))) for k, v in read.values.items()
-    ]
+    pairs = [(k, v if cost(v) < budget.room else marker(_size(v))) for k, v in read.values.items()]
 
     def build(kept: Sequence[tuple[str, Any]]) -> types.CallToolResult:
         truncated = read.truncated or len(kept) < len(pairs)

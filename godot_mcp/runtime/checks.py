@@ -37,39 +37,41 @@ class CheckService(HeadlessWork):
 
     async def run(self, paths: Sequence[str] | None, progress: Progress | None = None) -> Report:
         """Check the project (under ``paths``); refusals are typed, nothing is kept after."""
-        install = self.install()
-        # Bad paths (a link out of the project, a path not in it) are refused before capacity
-        # is looked at: their errors are the tree's InvalidArgument.
-        plan = await self.rt.disk(tree.plan, self.rt.project)
-        files = check.select(plan, paths)
-        with self.rt.slots.take():
-            self.refuse_low_space(SLACK, f"a check needs about {SLACK} for Godot's own files")
-            # A never-imported project is checked on a private copy, imported first.
-            copied = await imported_copy(self.rt, plan, self.scratch / new_id(), "checked")
-            plan = copied.plan if copied is not None else plan
-            assert install.headless is not None
-            job = check.Check(
-                install.headless,
-                install.headless_major or 3,
-                self.scratch / new_id(),
-                plan.root if copied is not None else self.rt.project,
-                private=self.rt.private_paths(),
-                engine=install.headless_name,
-                dotnet=install.headless_dotnet,
-            )
-            try:
-                await self.rt.disk(job.prepare, plan, files)
-                job.launch()
-                report = await job.run(check.time_limit(len(files)), progress)
-                newer = newer_engine(job.facts.features, install.headless_version)
-                report.warnings.extend([newer] if newer else [])
-                report.warnings.extend([copied.warning] if copied is not None else [])
-                return report
-            except OSError as exc:
-                raise Failed(f"the check could not be prepared: {exc.strerror or exc}") from None
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await job.stop()
-                    await self.rt.disk(job.cleanup)
-                    if copied is not None:
-                        await self.rt.disk(tree.remove, copied.work)
+        async with self.tracked():
+            install = self.install()
+            # Bad paths (a link out of the project, a path not in it) are refused before capacity
+            # is looked at: their errors are the tree's InvalidArgument.
+            plan = await self.rt.disk(tree.plan, self.rt.project)
+            files = check.select(plan, paths)
+            with self.rt.slots.take():
+                self.refuse_low_space(SLACK, f"a check needs about {SLACK} for Godot's own files")
+                # A never-imported project is checked on a private copy, imported first.
+                copied = await imported_copy(self.rt, plan, self.scratch / new_id(), "checked")
+                plan = copied.plan if copied is not None else plan
+                assert install.headless is not None
+                job = check.Check(
+                    install.headless,
+                    install.headless_major or 3,
+                    self.scratch / new_id(),
+                    plan.root if copied is not None else self.rt.project,
+                    private=self.rt.private_paths(),
+                    engine=install.headless_name,
+                    dotnet=install.headless_dotnet,
+                )
+                try:
+                    await self.rt.disk(job.prepare, plan, files)
+                    job.launch()
+                    report = await job.run(check.time_limit(len(files)), progress)
+                    newer = newer_engine(job.facts.features, install.headless_version)
+                    report.warnings.extend([newer] if newer else [])
+                    report.warnings.extend([copied.warning] if copied is not None else [])
+                    return report
+                except OSError as exc:
+                    why = exc.strerror or exc
+                    raise Failed(f"the check could not be prepared: {why}") from None
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await job.stop()
+                        await self.rt.disk(job.cleanup)
+                        if copied is not None:
+                            await self.rt.disk(tree.remove, copied.work)

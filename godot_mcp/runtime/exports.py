@@ -31,7 +31,7 @@ from godot_mcp.godot.export import (
     plan_export,
     template_bytes,
 )
-from godot_mcp.godot.process import sandbox
+from godot_mcp.godot.process.run import sandbox_availability
 from godot_mcp.godot.project import tree
 from godot_mcp.godot.project.facts import export_warnings
 from godot_mcp.godot.project.imported import never_imported
@@ -104,11 +104,11 @@ class ExportService:
 
     def availability(self) -> str:
         if not self.rt.godot.headless:
-            why = sandbox.availability()
+            why = sandbox_availability()
             if why != "available":
                 return why
             return "unavailable: no headless Godot binary found (godot3-server or Godot 4)"
-        return sandbox.availability(self.rt.godot.headless)
+        return sandbox_availability(self.rt.godot.headless)
 
     async def begin(
         self,
@@ -125,9 +125,7 @@ class ExportService:
         the project (``invalid_argument``), no slot or not enough free space (``unavailable``).
         """
         major = self.rt.godot.headless_major or 3
-        plan = await self.rt.disk(
-            plan_export, self.rt.project, preset_name, platform, kind, major
-        )
+        plan = await self.rt.disk(plan_export, self.rt.project, preset_name, platform, kind, major)
         why = self.availability()
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))

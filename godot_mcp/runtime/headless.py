@@ -4,10 +4,15 @@ the ``--max-exports`` slots while it runs, and scratch in ``scratch/checks/<pid>
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+from collections.abc import AsyncIterator
+
+import anyio
 
 from godot_mcp.errors import Unavailable
 from godot_mcp.godot.process.locate import GodotInstall
+from godot_mcp.godot.project import tree
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.exports import ExportService
 from godot_mcp.runtime.owner import me
@@ -21,6 +26,39 @@ class HeadlessWork:
         self.exports = exports
         pid, start = me()
         self.scratch = rt.dirs.scratch_dir / "checks" / f"{pid}-{start}"  # made when used
+        self._runs: dict[anyio.CancelScope, anyio.Event] = {}
+        self._closed = False
+
+    @contextlib.asynccontextmanager
+    async def tracked(self) -> AsyncIterator[None]:
+        """One run of the work, cancelled by :meth:`aclose`; refused once the server closes."""
+        if self._closed:
+            raise Unavailable("the server is shutting down")
+        ended = anyio.Event()
+        with anyio.CancelScope() as scope:
+            self._runs[scope] = ended
+            try:
+                yield
+            finally:
+                del self._runs[scope]
+                ended.set()
+        if scope.cancelled_caught:  # by aclose: the caller gets an answer, not a None
+            raise Unavailable("the server is shutting down")
+
+    async def session_ended(self, session_id: str) -> None:
+        """Nothing to do: a run is its request's own and ends when the request does."""
+
+    async def aclose(self) -> None:
+        """Cancel every run (each stops its engine, shielded and bounded), wait for them, then
+        remove this process's scratch."""
+        self._closed = True
+        for scope in list(self._runs):
+            scope.cancel()
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(15):
+                for ended in list(self._runs.values()):
+                    await ended.wait()
+            await self.rt.disk(tree.remove, self.scratch)
 
     def availability(self) -> str:
         return self.exports.availability()

@@ -55,32 +55,34 @@ class ImportService(HeadlessWork):
             raise Unavailable(RUNNING)
         self._running = True  # one step on the loop with the test above: no second one starts
         try:
-            with self.rt.slots.take(), await self.rt.disk(self._lock):
-                plan = await self.rt.disk(tree.plan, self.rt.project)
-                work = self.scratch / new_id()
-                job = Importer(
-                    install.headless,
-                    install.headless_version,
-                    work,
-                    work / "project",
-                    private=self.rt.private_paths(),
-                    engine=install.headless_name,
-                    names=as_res(self.rt.project),
-                )
-                try:
-                    await self.rt.disk(self._copy, plan, work)
-                    await self.rt.disk(job.prepare)
-                    job.launch()
-                    outcome = await job.run(importer.time_limit(len(job.expected)), progress)
-                    await self.rt.disk(importer.install, job.copy, self.rt.project, job.major)
-                    outcome.seconds = round(time.monotonic() - began, 3)  # the copy included
-                    return outcome
-                except OSError as exc:
-                    raise Failed(f"the import could not be done: {exc.strerror or exc}") from None
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await job.stop()
-                        await self.rt.disk(tree.remove, work)
+            async with self.tracked():
+                with self.rt.slots.take(), await self.rt.disk(self._lock):
+                    plan = await self.rt.disk(tree.plan, self.rt.project)
+                    work = self.scratch / new_id()
+                    job = Importer(
+                        install.headless,
+                        install.headless_version,
+                        work,
+                        work / "project",
+                        private=self.rt.private_paths(),
+                        engine=install.headless_name,
+                        names=as_res(self.rt.project),
+                    )
+                    try:
+                        await self.rt.disk(self._copy, plan, work)
+                        await self.rt.disk(job.prepare)
+                        job.launch()
+                        outcome = await job.run(importer.time_limit(len(job.expected)), progress)
+                        await self.rt.disk(importer.install, job.copy, self.rt.project, job.major)
+                        outcome.seconds = round(time.monotonic() - began, 3)  # the copy included
+                        return outcome
+                    except OSError as exc:
+                        why = exc.strerror or exc
+                        raise Failed(f"the import could not be done: {why}") from None
+                    finally:
+                        with anyio.CancelScope(shield=True):
+                            await job.stop()
+                            await self.rt.disk(tree.remove, work)
         finally:
             self._running = False
 

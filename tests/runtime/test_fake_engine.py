@@ -262,6 +262,54 @@ async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) 
             ]
 
 
+def engine_processes(folder: Path) -> list[int]:
+    """The pids of processes running the fake engine copied into ``folder``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if entry.name.isdigit() and str(folder).encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_graceful_shutdown_ends_a_check_still_running(tmp_path: Path) -> None:
+    """A check whose engine never finishes answers at shutdown, leaves no process and no
+    scratch, and a check asked for after it is refused."""
+    from godot_mcp.errors import Unavailable
+
+    project = make_project(tmp_path / "project")
+    (project / "hang.gd").write_text("HANG\n")
+    before = {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()}
+    engine = tmp_path / "engine"
+    settings = Settings(
+        tmp_path / "state", str(fake_godot.script(engine)), str(engine / "fake-godot"), Limits()
+    )
+    answers: list[str] = []
+
+    async def check(app: Any) -> None:
+        try:
+            await app.deps.checks.run(None)
+        except Unavailable as exc:
+            answers.append(exc.message)
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            async with open_app(settings, project, "stdio") as app:
+                tg.start_soon(check, app)
+                while not engine_processes(engine):
+                    await anyio.sleep(0.05)
+                checks = app.deps.checks
+        assert answers == ["the server is shutting down"]
+        assert engine_processes(engine) == []
+        assert list((tmp_path / "state" / "scratch" / "checks").iterdir()) == []
+        with pytest.raises(Unavailable, match="shutting down"):
+            await checks.run(None)
+    assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == before
+
+
 async def test_the_class_reference_is_dumped_once_and_looked_up(tmp_path: Path) -> None:
     with anyio.fail_after(60):
         async with fake_server(tmp_path) as c:

@@ -68,11 +68,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import anyio
-
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.engine_lines import Reason, is_startup
+from godot_mcp.godot.process.output import PipeLines, plain
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
 from godot_mcp.godot.project import tree
@@ -82,14 +81,12 @@ SCRIPTS = frozenset({".gd"})
 SCENES = frozenset({".tscn", ".scn", ".tres", ".res"})  # counted as scenes: scenes, resources
 CACHES = frozenset({".import", ".godot"})  # Godot's own, never checked
 MAX_MESSAGE = 1000
-MAX_LINE = 10_000
 MAX_PROBLEMS = 1000  # kept; more are counted (the answer says truncated)
 FILE_LIMIT_S = 20.0  # one file that loads longer is reported and skipped
 MAX_RESTARTS = 10  # Godot started again after a crash or a stuck file, at most
 RESTART_S = 5.0  # time a restart adds to the check's limit
 TMP_BYTES = 256 << 20  # what Godot may write (/tmp, /dev/shm) in the sandbox
 _SCRIPT = {3: "check3.gd", 4: "check4.gd"}
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SCRIPT_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(?:Parse|Compile) Error: (.*)$")
 # Any other script error: Godot 3 names the function first ("_init: m"), Godot 4 does not.
 _RUNTIME_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(.*)$")
@@ -301,7 +298,7 @@ class OutputReader:
     _instancing: bool = False  # the current file loaded and is being instantiated
 
     def feed(self, raw: str) -> None:
-        line = _ANSI.sub("", raw).rstrip("\r\n")[:MAX_LINE]
+        line = plain(raw.rstrip("\r\n"))
         if self._pending is not None:
             message, self._pending = self._pending, None
             at = _AT.match(line)
@@ -621,33 +618,26 @@ class Check:
         """Read one Godot run to its end: ``ended`` (its output closed), ``stuck`` (one file
         took longer than FILE_LIMIT_S) or ``timeout``; the process is gone afterwards."""
         assert self._proc is not None and self._proc.stdout is not None
-        lines = _Lines()
-        fd = self._proc.stdout.fileno()
-        os.set_blocking(fd, False)
+        out = PipeLines(self._proc.stdout)
+        reason = Reason(_NOISE)  # the engine's first error, for a run that did not finish
         told = 0.0
         began: tuple[str | None, float] = (None, time.monotonic())
         how = "ended"
         try:
-            while True:
+            while not out.ended:
                 now = time.monotonic()
                 if reader.current != began[0]:
                     began = (reader.current, now)
                 limit = deadline - now
                 if reader.current is not None:
                     limit = min(limit, began[1] + FILE_LIMIT_S - now)
-                with anyio.move_on_after(max(limit, 0)) as scope:
-                    await anyio.wait_readable(fd)
-                if scope.cancelled_caught:
+                lines = await out.next(limit)
+                if lines is None:
                     how = "timeout" if time.monotonic() >= deadline else "stuck"
                     break
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    continue
-                for line in lines.push(chunk):
+                for line in lines:
+                    reason.see(line)
                     reader.feed(line)
-                if not chunk:  # end of output: Godot and all of the sandbox are done
-                    break
                 if progress is not None and time.monotonic() - told >= 0.25:
                     told = time.monotonic()
                     await progress(reader.done, len(self.files))
@@ -655,8 +645,8 @@ class Check:
                 await self._proc.wait_for(5)
         finally:
             await self.stop()
-            self._proc.stdout.close()
-            self._reason = lines.reason.text[:MAX_MESSAGE]
+            out.close()
+            self._reason = reason.text[:MAX_MESSAGE]
         return how
 
     def _why(self) -> str:
@@ -670,26 +660,6 @@ class Check:
     def cleanup(self) -> None:
         """Remove the work dir (blocking)."""
         tree.remove(self.work_dir)
-
-
-class _Lines:
-    """Whole lines out of a byte stream (a line without end is cut at 4 * MAX_LINE)."""
-
-    def __init__(self) -> None:
-        self._rest = b""
-        self.reason = Reason(_NOISE)  # the engine's first error, for a run that did not finish
-
-    def push(self, chunk: bytes) -> list[str]:
-        """The lines ``chunk`` completes; an empty chunk (end of stream) flushes the rest."""
-        data = self._rest + chunk
-        *whole, self._rest = data.split(b"\n")
-        if (not chunk or len(self._rest) > 4 * MAX_LINE) and self._rest:
-            whole.append(self._rest[: 4 * MAX_LINE])
-            self._rest = b""
-        out = [w.decode("utf-8", "replace") for w in whole]
-        for line in out:
-            self.reason.see(_ANSI.sub("", line)[:MAX_LINE])
-        return out
 
 
 def _gd_string(text: str) -> str:

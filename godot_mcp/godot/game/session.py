@@ -273,9 +273,7 @@ class GameSession:
                 given = RawFrame(pixels, frame.raw, frame.width, frame.height)
             # The game wrote these files: opened off the loop, as godot/game/files.py says.
             digest, shown = await anyio.to_thread.run_sync(
-                lambda: check_screenshot(
-                    self._scratch, path, frame.width, frame.height, given
-                ),
+                lambda: check_screenshot(self._scratch, path, frame.width, frame.height, given),
                 abandon_on_cancel=True,
             )
         except GameError as exc:
@@ -317,9 +315,7 @@ class GameSession:
         paths = [work / f"frame-{i:04d}.png" for i in range(frames)]
         try:
             try:
-                reply = await self._call(
-                    "record", timeout, fps=fps, paths=[str(p) for p in paths]
-                )
+                reply = await self._call("record", timeout, fps=fps, paths=[str(p) for p in paths])
             except GameTimeout:
                 # The bridge dropped the job as the call was abandoned; say how far it got.
                 got = sum(1 for p in paths if p.exists())

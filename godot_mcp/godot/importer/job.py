@@ -60,6 +60,7 @@ import anyio
 from godot_mcp.errors import Failed, Timeout
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.engine_lines import Reason
+from godot_mcp.godot.process.output import PipeLines
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
 from godot_mcp.godot.project import imported, tree
@@ -75,9 +76,7 @@ __all__ = [
 
 POLL_S = 0.25  # how often the copy is looked at while the engine imports
 TMP_BYTES = 256 << 20  # what the engine may write to /tmp and /dev/shm in the sandbox
-MAX_LINE = 10_000
 MAX_MESSAGE = 1000
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SOURCE = re.compile(r'^source_file="', re.M)
 _DEST = re.compile(r"^dest_files=\[(.*?)\]", re.M | re.S)
 _RES = re.compile(r'"res://([^"]+)"')
@@ -298,31 +297,15 @@ class _Output:
         self.tail: collections.deque[str] = collections.deque(maxlen=20)
 
     async def read(self, proc: Child) -> None:
-        pipe = proc.stdout
-        assert pipe is not None
-        fd = pipe.fileno()
-        os.set_blocking(fd, False)
-        rest = b""
+        assert proc.stdout is not None
+        out = PipeLines(proc.stdout)
         try:
-            while True:
-                await anyio.wait_readable(fd)
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    continue
-                lines = (rest + chunk).split(b"\n")
-                rest = lines.pop() if chunk else b""
-                if len(rest) > 4 * MAX_LINE:
-                    lines.append(rest[: 4 * MAX_LINE])
-                    rest = b""
-                for raw in lines:
-                    line = _ANSI.sub("", raw.decode("utf-8", "replace"))[:MAX_LINE]
+            while not out.ended:
+                for line in await out.next() or ():
                     self.reason.see(line)
                     self.tail.append(line)
-                if not chunk:
-                    return
         finally:
-            pipe.close()
+            out.close()
             self.closed.set()
 
 

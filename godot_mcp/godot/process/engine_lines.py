@@ -118,3 +118,12 @@ def first_reason(lines: list[str], ignore: re.Pattern[str] | None = None) -> str
     for line in lines:
         reason.see(line)
     return reason.text
+
+
+VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\S*", re.MULTILINE)
+
+
+def version_line(text: str) -> str | None:
+    """The version line of Godot's ``--version`` output (``4.6.3.stable.debian``), if any."""
+    match = VERSION.search(text)
+    return match.group(0).strip() if match else None

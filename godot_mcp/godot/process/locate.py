@@ -13,14 +13,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+
+from godot_mcp.godot.process import environment
+from godot_mcp.godot.process.engine_lines import VERSION, version_line
+from godot_mcp.godot.process.run import CannotStart, GodotRun
 
 WINDOWED_CANDIDATES = ("godot4", "godot", "godot3")
 HEADLESS3_CANDIDATES = ("godot3-server", "godot-server")
 VERSION_TIMEOUT = 10.0
-_VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\S*", re.MULTILINE)
 _DOTNET = re.compile(r"\.(?:mono|dotnet)(?:\.|$)")
 
 
@@ -89,29 +92,18 @@ def major_of(version: str | None) -> int | None:
     """The major number of a Godot version string such as ``3.2.3.stable.custom_build``."""
     if not version:
         return None
-    match = _VERSION.match(version)
+    match = VERSION.match(version)
     return int(match.group(1)) if match else None
 
 
 def read_version(binary: str, timeout: float = VERSION_TIMEOUT) -> str | None:
-    """Run ``binary --version`` and return the version line, or ``None`` if it gave none."""
+    """Run ``binary --version`` (with the sandbox's bare environment: a locale and ``PATH``)
+    and return the version line, or ``None`` if it gave none. Blocking."""
+    run = GodotRun(binary, ["--version"], Path("/"), base_env=environment.for_sandbox(os.environ))
     try:
-        done = subprocess.run(
-            [binary, "--version"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        return version_line(run.probe(timeout).stdout)
+    except CannotStart:
         return None
-    return version_line(done.stdout.decode("utf-8", "replace"))
-
-
-def version_line(text: str) -> str | None:
-    """The version line of Godot's ``--version`` output (``4.6.3.stable.debian``), if any."""
-    match = _VERSION.search(text)
-    return match.group(0).strip() if match else None
 
 
 def _which(name: str | None, env: Mapping[str, str]) -> str | None:

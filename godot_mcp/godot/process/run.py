@@ -18,6 +18,7 @@ The child is a :class:`Child` (own process group, parent-death signal, pidfd exi
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -27,10 +28,18 @@ from pathlib import Path
 from typing import IO
 
 from godot_mcp.errors import Failed
-from godot_mcp.godot.process import environment, sandbox
+from godot_mcp.godot.process import engine_lines, environment, procs, sandbox
 from godot_mcp.godot.process.child import Child
 
-__all__ = ["CannotStart", "Confinement", "GodotRun", "stop_run", "xdg_homes"]
+__all__ = [
+    "CannotStart",
+    "Confinement",
+    "GodotRun",
+    "Probe",
+    "sandbox_availability",
+    "stop_run",
+    "xdg_homes",
+]
 
 
 class CannotStart(Failed):
@@ -46,6 +55,15 @@ class Confinement:
     ro: Sequence[Path] = ()
     ro_fds: Sequence[tuple[int, Path]] = ()  # open descriptors bound read-only at these paths
     tmp_size: int | None = None  # bytes /tmp and /dev/shm may hold
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a short run printed and how it ended (``code`` None: killed at its bound)."""
+
+    code: int | None
+    stdout: str
+    stderr: str
 
 
 @dataclass(frozen=True)
@@ -106,11 +124,85 @@ class GodotRun:
         except OSError as exc:
             raise CannotStart(f"cannot start Godot: {exc.strerror or exc}") from None
 
+    def probe(self, timeout: float) -> Probe:
+        """Run to the end, at most ``timeout`` s, and what it printed (a ``--version``). Blocking:
+        call from a worker thread, which this call outlives no child of: past the bound the
+        whole group is killed and reaped before it returns. :class:`CannotStart` as ``start``."""
+        fds = [fd for fd, _ in self.confinement.ro_fds] if self.confinement else []
+        try:
+            popen = subprocess.Popen(  # type: ignore[call-overload]
+                procs.spawn_argv(self.command(), self.confinement is None),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.environment(),
+                pass_fds=tuple(fds),
+                cwd=str(self.cwd),
+                close_fds=True,
+                **procs.spawn_kwargs(),
+            )
+        except OSError as exc:
+            raise CannotStart(f"cannot start Godot: {exc.strerror or exc}") from None
+        code: int | None
+        try:
+            out, err = popen.communicate(timeout=timeout)
+            code = popen.returncode
+        except subprocess.TimeoutExpired:
+            procs.kill_group(popen.pid)  # not reaped yet: the group id is still its
+            try:
+                out, err = popen.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # a member that left the group holds the pipe
+                popen.wait()
+                out, err = b"", b""
+            code = None
+        return Probe(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
 
 def xdg_homes(base: Path | str) -> dict[str, str]:
     """A run's own XDG config, cache and data dirs, under ``base``: Godot writes its editor
     settings, caches and user data there, never into the server's user's."""
     return {f"XDG_{n.upper()}_HOME": f"{base}/{n}" for n in ("config", "cache", "data")}
+
+
+@functools.cache
+def sandbox_availability(engine: str | None = None) -> str:
+    """``available``, or why exports cannot be sandboxed on this machine. Blocking.
+
+    With ``engine`` (a Godot binary), the probe is that engine printing its version inside
+    the sandbox, as an export or check would start it: a sandbox that starts ``/bin/true``
+    but not the engine (its libraries, its folder) is not available.
+    """
+    if sandbox.bwrap() is None:
+        return (
+            "unavailable: exports run Godot in a sandbox and need bubblewrap "
+            "(apt-get install bubblewrap)"
+        )
+    run = GodotRun(
+        engine or "/bin/true",
+        ["--version"] if engine else [],
+        Path("/"),
+        base_env=os.environ,
+        confinement=Confinement(home=Path("/tmp")),
+    )
+    try:
+        probe = run.probe(timeout=20)
+    except CannotStart as exc:
+        why = exc.message.removeprefix("cannot start Godot: ")
+        return f"unavailable: bubblewrap cannot start: {why}"
+    output = (probe.stdout + probe.stderr).splitlines()
+    # Godot's --version exit status means nothing (3.2.3 exits 255): its answer does.
+    if probe.code == 0 if engine is None else engine_lines.version_line(probe.stdout):
+        return "available"
+    why = engine_lines.first_reason(output) or (
+        f"exit status {probe.code}" if probe.code is not None else "no answer within 20 s"
+    )
+    if engine:  # the engine by its name, not where it is
+        real = run.engine_path()
+        why = why.replace(real, Path(real).name).replace(str(Path(real).parent) + "/", "")
+    why = why[:200]
+    if engine is None or any(line.startswith("bwrap:") for line in output):
+        return f"unavailable: bubblewrap cannot make a sandbox here: {why}"
+    return f"unavailable: the engine does not start in the sandbox: {why}"
 
 
 async def stop_run(child: Child | None, grace: float = 5.0) -> None:

@@ -22,17 +22,12 @@ without ``--new-session`` so the export's process group (and its death signal) h
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from godot_mcp.godot.process import engine_lines, environment
-from godot_mcp.godot.process.locate import version_line
-
-__all__ = ["availability", "bwrap", "wrap"]
+__all__ = ["bwrap", "wrap"]
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = (
@@ -48,47 +43,6 @@ _ETC = (
 def bwrap() -> str | None:
     """The bubblewrap binary, if installed."""
     return shutil.which("bwrap")
-
-
-@functools.cache
-def availability(engine: str | None = None) -> str:
-    """``available``, or why exports cannot be sandboxed on this machine.
-
-    With ``engine`` (a Godot binary), the probe is that engine printing its version inside
-    the sandbox, as an export or check would start it: a sandbox that starts ``/bin/true``
-    but not the engine (its libraries, its folder) is not available.
-    """
-    binary = bwrap()
-    if binary is None:
-        return (
-            "unavailable: exports run Godot in a sandbox and need bubblewrap "
-            "(apt-get install bubblewrap)"
-        )
-    argv, ro, real = ["/bin/true"], [], ""
-    if engine is not None:
-        real = os.path.realpath(shutil.which(engine) or engine)
-        argv, ro = [real, "--version"], [Path(real).parent]
-    try:
-        probe = subprocess.run(
-            wrap(argv, rw=(), ro=ro, cwd=Path("/"), home=Path("/tmp")),
-            env=environment.for_sandbox(os.environ),
-            capture_output=True,
-            timeout=20,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"unavailable: bubblewrap cannot start: {exc}"
-    out = probe.stdout.decode("utf-8", "replace")
-    output = (out + probe.stderr.decode("utf-8", "replace")).splitlines()
-    # Godot's --version exit status means nothing (3.2.3 exits 255): its answer does.
-    if probe.returncode == 0 if engine is None else version_line(out) is not None:
-        return "available"
-    why = engine_lines.first_reason(output) or f"exit status {probe.returncode}"
-    if real:  # the engine by its name, not where it is
-        why = why.replace(real, Path(real).name).replace(str(Path(real).parent) + "/", "")
-    why = why[:200]
-    if engine is None or any(line.startswith("bwrap:") for line in output):
-        return f"unavailable: bubblewrap cannot make a sandbox here: {why}"
-    return f"unavailable: the engine does not start in the sandbox: {why}"
 
 
 def wrap(
