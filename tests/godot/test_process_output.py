@@ -8,7 +8,6 @@ import stat
 import time
 from pathlib import Path
 
-import anyio
 import pytest
 
 from godot_mcp.godot.process.locate import read_version
@@ -79,4 +78,3 @@ def test_a_probe_past_its_bound_is_killed_with_its_group(tmp_path: Path) -> None
         time.sleep(0.02)
     alive = Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text()
     assert not alive, "the probe's child outlived it"
-

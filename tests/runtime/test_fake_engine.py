@@ -296,12 +296,11 @@ async def test_a_graceful_shutdown_ends_a_check_still_running(tmp_path: Path) ->
             answers.append(exc.message)
 
     with anyio.fail_after(60):
-        async with anyio.create_task_group() as tg:
-            async with open_app(settings, project, "stdio") as app:
-                tg.start_soon(check, app)
-                while not engine_processes(engine):
-                    await anyio.sleep(0.05)
-                checks = app.deps.checks
+        async with anyio.create_task_group() as tg, open_app(settings, project, "stdio") as app:
+            tg.start_soon(check, app)
+            while not engine_processes(engine):
+                await anyio.sleep(0.05)
+            checks = app.deps.checks
         assert answers == ["the server is shutting down"]
         assert engine_processes(engine) == []
         assert list((tmp_path / "state" / "scratch" / "checks").iterdir()) == []

@@ -1,0 +1,160 @@
+"""The debugger's wire format, on bytes the real engines sent (``tests/data/debugger``), and on
+what a hostile game could send instead."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from godot_mcp.godot.debug.variant import (
+    Dictionary,
+    Malformed,
+    ObjectId,
+    Value,
+    decode,
+    decode_all,
+    encode,
+    to_json,
+)
+from godot_mcp.godot.debug.wire import Framer, Message
+
+DATA = Path(__file__).parent.parent / "data" / "debugger"
+
+
+def replay(name: str, major: int, chunk: int = 7) -> list[Message]:
+    """The recording fed in small pieces, as a socket may deliver it."""
+    data = (DATA / name).read_bytes()
+    framer = Framer(major)
+    out: list[Message] = []
+    for i in range(0, len(data), chunk):
+        out += framer.feed(data[i : i + chunk])
+    return out
+
+
+def interesting(messages: list[Message]) -> list[tuple[str, list[object]]]:
+    return [(m.name, m.args) for m in messages if m.name not in ("output", "error")]
+
+
+def test_a_godot3_session_decodes_message_by_message() -> None:
+    seen = interesting(replay("godot3-session.bin", 3))
+    frame = Dictionary([("file", "res://main.gd"), ("line", 7), ("function", "_ready"), ("id", 0)])
+    assert seen[:3] == [
+        ("debug_enter", [True, "Breakpoint"]),
+        ("stack_dump", [frame]),
+        (
+            "stack_frame_vars",
+            [1, "local_a", None, 3, "self", ObjectId(1174), "speed", 42, "label", "hello", 0],
+        ),
+    ]
+    stacks = [args for name, args in seen if name == "stack_dump"]
+    lines = [[(f.items[0][1], f.items[1][1], f.items[2][1]) for f in s] for s in stacks]
+    assert lines == [
+        [("res://main.gd", 7, "_ready")],
+        [("res://main.gd", 8, "_ready")],  # after next
+        [("res://main.gd", 18, "helper"), ("res://main.gd", 15, "_process")],
+        [("res://main.gd", 19, "helper"), ("res://main.gd", 15, "_process")],  # after step
+        [],  # after break: between frames
+    ]
+    names = [name for name, _ in seen]
+    assert names.count("debug_enter") == 5 and names.count("debug_exit") == 5
+    outputs = [m for m in replay("godot3-session.bin", 3) if m.name == "output"]
+    assert outputs[0].args[0] == [
+        "Godot Engine v3.2.3.stable.custom_build - https://godotengine.org",
+        0,
+    ]
+
+
+def test_a_godot4_session_decodes_message_by_message() -> None:
+    messages = replay("godot4-session.bin", 4)
+    seen = interesting(messages)
+    assert seen[0][0] == "set_pid"
+    assert seen[1] == ("debug_enter", [True, "Breakpoint", True, 1])
+    assert seen[2] == ("stack_dump", [3, "res://main.gd", 7, "_ready"])
+    assert seen[3] == ("stack_frame_vars", [5])
+    assert [args for _, args in seen[4:9]] == [
+        ["local_a", 0, 0, None],
+        ["local_b", 0, 0, None],
+        ["self", 1, 24, ObjectId(26759660985)],
+        ["speed", 1, 2, 42],
+        ["label", 1, 4, "hello"],
+    ]
+    assert seen[9] == ("evaluation_return", ["local_a + speed", 3, 0, None])
+    dumps = [args for name, args in seen if name == "stack_dump"]
+    assert dumps[2] == [6, "res://main.gd", 18, "helper", "res://main.gd", 15, "_process"]
+    assert dumps[3] == [3, "res://main.gd", 12, "_process"]  # after out
+    assert dumps[4] == [0]
+    assert {m.thread for m in messages} == {1}
+    first = next(m for m in messages if m.name == "output")
+    assert first.args[1] == Value("PackedInt32Array", {"items": [0]})
+
+
+@pytest.mark.parametrize("major", [3, 4])
+def test_values_round_trip_and_show_as_section_7(major: int) -> None:
+    value = [None, True, 7, -(2**40), 0.5, "ü", {"a": [1]}, Value("Vector2", {"x": 1.0, "y": 2.0})]
+    back = decode_all(encode(value, major), major)
+    assert back == [None, True, 7, -(2**40), 0.5, "ü", Dictionary([("a", [1])]), value[7]]
+    assert to_json(back) == [
+        None,
+        True,
+        7,
+        -(2**40),
+        0.5,
+        "ü",
+        {"a": [1]},
+        {"type": "Vector2", "x": 1.0, "y": 2.0},
+    ]
+    shown = to_json(Dictionary([(1, "x"), ("type", 2)]))
+    assert shown == {"type": "Dictionary", "items": [[1, "x"], ["type", 2]]}
+    assert to_json(float("nan")) == {"type": "float", "value": "nan"}
+    long = to_json("x" * 10_001)
+    assert long["truncated"] is True and long["length"] == 10_001
+
+
+def test_a_basis_shows_its_columns_as_the_engine_names_them() -> None:
+    # Godot 3 sends a Basis row by row: rows (1,2,3), (4,5,6), (7,8,9); basis.x is (1,4,7).
+    rows = struct.pack("<I9f", 12, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+    shown = to_json(decode_all(rows, 3))
+    assert shown == {"type": "Basis", "x": [1, 4, 7], "y": [2, 5, 8], "z": [3, 6, 9]}
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (struct.pack("<I", 200), "unknown type id 200"),
+        (struct.pack("<II", 4, 1 << 30), "does not fit"),  # a string claiming 1 GiB
+        (struct.pack("<II", 19, 0x7FFFFFFF), "does not fit"),  # an array claiming 2**31 items
+        (struct.pack("<II", 4, 2) + b"\xff\xfe\0\0", "not UTF-8"),
+        (struct.pack("<I", 2), "past the end"),
+        (struct.pack("<II", 19, 1) * 100 + struct.pack("<I", 0), "nest"),
+    ],
+)
+def test_what_does_not_decode_is_malformed_never_a_crash(data: bytes, why: str) -> None:
+    with pytest.raises(Malformed, match=why):
+        decode(data, 3)
+
+
+def test_a_broken_frame_is_refused_before_its_bytes_are_kept() -> None:
+    framer = Framer(3, max_packet=1024)
+    with pytest.raises(Malformed, match="larger than 1024"):
+        framer.feed(struct.pack("<I", 1 << 30) + b"x" * 10)
+    with pytest.raises(Malformed, match="does not start with its name"):
+        Framer(3).feed(struct.pack("<I", 8) + encode(5, 3))
+    with pytest.raises(Malformed, match="not \\[name, thread, arguments\\]"):
+        Framer(4).feed(struct.pack("<I", 8) + encode(5, 4))
+    count = encode("m", 3), encode(-1, 3)
+    with pytest.raises(Malformed, match="argument count"):
+        Framer(3).feed(b"".join(struct.pack("<I", len(p)) + p for p in count))
+
+
+@pytest.mark.parametrize("major", [3, 4])
+def test_commands_are_framed_as_the_engine_reads_them(major: int) -> None:
+    packet = Framer(major).command("breakpoint", ["res://a.gd", 3, True])
+    (size,) = struct.unpack_from("<I", packet)
+    value = decode_all(packet[4:], major)
+    assert size == len(packet) - 4
+    if major == 3:
+        assert value == ["breakpoint", "res://a.gd", 3, True]
+    else:
+        assert value == ["breakpoint", 1, ["res://a.gd", 3, True]]
