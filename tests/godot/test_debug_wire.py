@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from godot_mcp.godot.debug.session import Debugger, NotStopped
 from godot_mcp.godot.debug.variant import (
     Dictionary,
     Malformed,
@@ -158,3 +159,42 @@ def test_commands_are_framed_as_the_engine_reads_them(major: int) -> None:
         assert value == ["breakpoint", "res://a.gd", 3, True]
     else:
         assert value == ["breakpoint", 1, ["res://a.gd", 3, True]]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _attached(major: int, sent: bytes) -> Debugger:
+    """A Debugger on a real loopback connection whose other end sends ``sent``, then waits."""
+    import socket
+
+    import anyio
+
+    (listener,) = (await anyio.create_tcp_listener(local_host="127.0.0.1")).listeners
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    peer = socket.create_connection(("127.0.0.1", port))
+    stream = await listener.accept()  # type: ignore[attr-defined]
+    await listener.aclose()
+    peer.sendall(sent)
+    dbg = Debugger(stream, major)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(dbg.run)
+            while dbg.lost is None:
+                await dbg.wait_for_change(0.2)
+            tg.cancel_scope.cancel()
+    peer.close()
+    return dbg
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("major", [3, 4])
+async def test_a_game_that_breaks_the_framing_loses_its_debugger(major: int) -> None:
+    dbg = await _attached(major, struct.pack("<I", 1 << 30) + b"\0" * 64)
+    assert dbg.lost is not None and "larger than" in dbg.lost
+    dbg = await _attached(major, struct.pack("<I", 4) + struct.pack("<I", 250))
+    assert dbg.lost == "the game sent what is not the debugger's protocol: unknown type id 250"
+    with pytest.raises(NotStopped, match="unknown type id 250"):
+        await dbg.variables(0)

@@ -1,0 +1,336 @@
+"""The server's side of one game's debugger connection: breaks, stacks, variables, stepping.
+
+One task reads the connection (:meth:`Debugger.run`) and keeps the state; the tools' calls send
+a command and wait, bounded, for the message that answers it. What the engines send (recorded
+in ``tests/data/debugger``):
+
+* a break: ``debug_enter [can_continue, error, …]`` (``error`` is ``"Breakpoint"`` for a
+  breakpoint, a step and Godot 3's ``break``, empty for Godot 4's ``break``, the engine's
+  message for a script error); the server then asks for the stack at once, and the break is
+  known once ``stack_dump`` answers. ``debug_exit`` ends it.
+* ``stack_dump``: Godot 3 a Dictionary a frame (``file``, ``line``, ``function``); Godot 4 a
+  flat list, its length first, then path, line, function for each frame.
+* ``stack_frame_vars``: Godot 3 in one message (a count, then name and value pairs, for the
+  locals, the members and the globals in turn); Godot 4 the count of variables, then one
+  ``stack_frame_var [name, scope, type, value]`` message each (scope 0 local, 1 member, 2
+  global).
+* ``evaluation_return`` (Godot 4): ``[expression, scope, type, value]``.
+
+Frames that are not the project's (the server's own bridge script, which is not under
+``res://``) are left out of every stack; their engine index is kept for the variables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from godot_mcp.godot.debug.variant import Dictionary, Malformed
+from godot_mcp.godot.debug.wire import Framer, Message
+
+__all__ = ["Break", "Debugger", "Frame", "NotStopped", "Variables"]
+
+MAX_VARIABLES = 200  # of each group a frame answers
+
+
+class NotStopped(Exception):
+    """The game is not stopped at a break (or stopped being, while the call waited)."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    line: int
+    function: str
+    index: int  # the engine's own index of the frame
+
+
+@dataclass(frozen=True)
+class Break:
+    """Where and why the game stopped."""
+
+    reason: str  # breakpoint | error | step | break
+    error: str | None
+    stack: list[Frame]
+
+    @property
+    def where(self) -> str:
+        top = self.stack[0] if self.stack else None
+        place = f"{top.path}:{top.line}" if top else "between frames"
+        return f"{place} ({self.reason})"
+
+
+@dataclass
+class Variables:
+    locals: dict[str, Any] = field(default_factory=dict)
+    members: dict[str, Any] = field(default_factory=dict)
+    truncated: bool = False
+
+    def add(self, scope: int, name: str, value: Any) -> None:
+        group = self.locals if scope == 0 else self.members if scope == 1 else None
+        if group is None:
+            return
+        if len(group) >= MAX_VARIABLES:
+            self.truncated = True
+        else:
+            group[name] = value
+
+
+class Debugger:
+    """One attached game's debugger connection (``major``: the engine's major version)."""
+
+    def __init__(
+        self,
+        stream: anyio.abc.ByteStream,
+        major: int,
+        breakpoints: dict[str, set[int]] | None = None,
+        on_message: Callable[[Message], None] | None = None,
+    ) -> None:
+        self._stream = stream
+        self.major = major
+        self._framer = Framer(major)
+        self.breakpoints: dict[str, set[int]] = breakpoints or {}
+        self._on_message = on_message
+        self.stopped: Break | None = None
+        self.lost: str | None = None  # why the connection ended, once it did
+        self._entered: str | None = None  # debug_enter's error, until the stack comes
+        self._last_action: str | None = None
+        self._thread = 1
+        self._changed = anyio.Event()
+        self._waiters: dict[str, list[list[Message]]] = {}
+        self._vars: Variables | None = None
+        self._vars_left = 0
+        self._send_lock = anyio.Lock()
+
+    # --- reading --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read the connection until it ends or breaks; then ``lost`` says why."""
+        try:
+            while True:
+                try:
+                    chunk = await self._stream.receive(1 << 16)
+                except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+                    self._lose("the game closed the debugger connection")
+                    return
+                for message in self._framer.feed(chunk):
+                    await self._dispatch(message)
+        except Malformed as exc:
+            self._lose(f"the game sent what is not the debugger's protocol: {exc}")
+        finally:
+            with contextlib.suppress(Exception):
+                await self._stream.aclose()
+
+    def _lose(self, why: str) -> None:
+        if self.lost is None:
+            self.lost = why
+        self.stopped = None
+        self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def _dispatch(self, m: Message) -> None:
+        if self._on_message is not None:
+            self._on_message(m)
+        if m.name == "debug_enter":
+            self._thread = m.thread
+            error = m.args[1] if len(m.args) > 1 and isinstance(m.args[1], str) else ""
+            self._entered = error
+            await self._send("get_stack_dump", [])
+        elif m.name == "debug_exit":
+            self._entered = None
+            self.stopped = None
+            self._notify()
+        elif m.name == "stack_dump":
+            stack = self._stack(m.args)
+            if self._entered is not None:
+                self.stopped = Break(self._reason(self._entered, stack), self._error(), stack)
+                self._notify()
+            self._answer(m)
+        elif m.name == "stack_frame_vars" and self.major >= 4:
+            self._vars = Variables()
+            self._vars_left = int(m.args[0]) if m.args and isinstance(m.args[0], int) else 0
+            if self._vars_left == 0:
+                self._answer(m)
+        elif m.name == "stack_frame_var":
+            if self._vars is not None and len(m.args) >= 4:
+                self._vars.add(m.args[1], str(m.args[0]), m.args[3])
+            self._vars_left -= 1
+            if self._vars_left == 0:
+                self._answer(m, "stack_frame_vars")
+        else:
+            self._answer(m)
+
+    def _answer(self, m: Message, name: str | None = None) -> None:
+        waiting = self._waiters.get(name or m.name)
+        if waiting:
+            waiting[0].append(m)
+            self._notify()
+
+    def _error(self) -> str | None:
+        error = self._entered or ""
+        return None if error in ("", "Breakpoint") else error
+
+    def _reason(self, error: str, stack: list[Frame]) -> str:
+        """interface §10's account: an error, else a breakpoint in force at the top frame,
+        else a step after a step, else a break."""
+        if error not in ("", "Breakpoint"):
+            return "error"
+        top = stack[0] if stack else None
+        if top is not None and top.line in self.breakpoints.get(top.path, set()):
+            return "breakpoint"
+        return "step" if self._last_action in ("step", "next", "out") else "break"
+
+    def _stack(self, args: list[Any]) -> list[Frame]:
+        frames: list[Frame] = []
+        if self.major < 4:
+            for i, d in enumerate(args):
+                f = dict(d.items) if isinstance(d, Dictionary) else {}
+                frames.append(
+                    Frame(
+                        str(f.get("file", "")), _int(f.get("line")), str(f.get("function", "")), i
+                    )
+                )
+        else:
+            flat = args[1:] if args else []
+            for i in range(len(flat) // 3):
+                path, line, function = flat[3 * i : 3 * i + 3]
+                frames.append(Frame(str(path), _int(line), str(function), i))
+        return [f for f in frames if f.path.startswith("res://")]
+
+    # --- asking ---------------------------------------------------------------------------
+
+    async def _send(self, name: str, args: list[Any]) -> None:
+        if self.lost is not None:
+            raise NotStopped(self.lost)
+        packet = self._framer.command(name, args, self._thread)
+        async with self._send_lock:
+            try:
+                with anyio.fail_after(5):
+                    await self._stream.send(packet)
+            except (TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                self._lose("the game stopped reading the debugger connection")
+                raise NotStopped(self.lost or "") from None
+
+    async def _ask(self, name: str, args: list[Any], answer: str, timeout: float) -> Message:
+        """Send ``name`` and wait for the ``answer`` message; NotStopped if the break ends or
+        the connection is lost meanwhile; TimeoutError past ``timeout``."""
+        got: list[Message] = []
+        self._waiters.setdefault(answer, []).append(got)
+        try:
+            await self._send(name, args)
+            with anyio.fail_after(timeout):
+                while not got:
+                    if self.stopped is None:
+                        raise NotStopped(self.lost or "the game is not stopped")
+                    await self._changed.wait()
+            return got[0]
+        finally:
+            self._waiters[answer].remove(got)
+
+    async def wait_for_change(self, timeout: float) -> None:
+        """Until the state changes (a break begins or ends, the connection is lost)."""
+        with anyio.move_on_after(timeout):
+            await self._changed.wait()
+
+    async def wait_stopped(self, timeout: float) -> Break | None:
+        """The break the game is at, waiting at most ``timeout`` s for one."""
+        with anyio.move_on_after(timeout):
+            while self.stopped is None and self.lost is None:
+                await self._changed.wait()
+        return self.stopped
+
+    async def variables(self, frame: int, timeout: float = 5) -> Variables:
+        brk = self._need_stop()
+        if not 0 <= frame < len(brk.stack):
+            raise IndexError(frame)
+        index = brk.stack[frame].index
+        self._vars = None
+        m = await self._ask("get_stack_frame_vars", [index], "stack_frame_vars", timeout)
+        if self.major >= 4:
+            if m.name == "stack_frame_vars":  # a frame without variables
+                return Variables()
+            got = self._vars or Variables()
+            self._vars = None
+            return got
+        return _godot3_vars(m.args)
+
+    async def evaluate(self, expression: str, frame: int, timeout: float = 5) -> Any:
+        brk = self._need_stop()
+        if not 0 <= frame < len(brk.stack):
+            raise IndexError(frame)
+        m = await self._ask(
+            "evaluate", [expression, brk.stack[frame].index], "evaluation_return", timeout
+        )
+        return m.args[3] if len(m.args) >= 4 else None
+
+    async def control(self, action: str, timeout: float) -> Break | None:
+        """Send ``action``; for a step, wait (bounded) for the break it leads to."""
+        if action == "break":
+            if self.stopped is not None:
+                return self.stopped  # a second break would resume the game
+            self._last_action = "break"
+            await self._send("break", [])
+            return await self.wait_stopped(timeout)
+        brk = self._need_stop()
+        self._last_action = action
+        await self._send(action, [])
+        if action == "continue":
+            while self.stopped is brk and self.lost is None:
+                await self.wait_for_change(min(timeout, 1))
+                break
+            return None
+        deadline = anyio.current_time() + timeout
+        while (self.stopped is None or self.stopped is brk) and self.lost is None:
+            left = deadline - anyio.current_time()
+            if left <= 0:
+                break
+            await self.wait_for_change(left)
+        return self.stopped if self.stopped is not brk else None
+
+    async def set_breakpoint(self, path: str, line: int, on: bool) -> None:
+        lines = self.breakpoints.setdefault(path, set())
+        (lines.add if on else lines.discard)(line)
+        if not lines:
+            del self.breakpoints[path]
+        await self._send("breakpoint", [path, line, on])
+
+    async def reload_scripts(self) -> None:
+        await self._send("reload_scripts", [])
+
+    def _need_stop(self) -> Break:
+        if self.lost is not None:
+            raise NotStopped(self.lost)
+        if self.stopped is None:
+            raise NotStopped("the game is not stopped")
+        return self.stopped
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._stream.aclose()
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _godot3_vars(args: list[Any]) -> Variables:
+    """Godot 3's one message: locals, members and globals, each a count then name, value."""
+    out = Variables()
+    pos = 0
+    for scope in (0, 1, 2):
+        if pos >= len(args) or not isinstance(args[pos], int):
+            break
+        count = args[pos]
+        pairs = args[pos + 1 : pos + 1 + 2 * count]
+        for i in range(0, len(pairs) - 1, 2):
+            out.add(scope, str(pairs[i]), pairs[i + 1])
+        pos += 1 + 2 * count
+    return out
