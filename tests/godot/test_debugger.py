@@ -27,13 +27,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def project(root: Path, major: int) -> Path:
+def project(root: Path, major: int, script: str | None = None) -> Path:
     root.mkdir()
     config = 5 if major >= 4 else 4
     (root / "project.godot").write_text(
         f'config_version={config}\n\n[application]\nrun/main_scene="res://main.tscn"\n'
     )
-    (root / "main.gd").write_text((DATA / "main.gd").read_text())
+    (root / "main.gd").write_text(script or (DATA / "main.gd").read_text())
     if major >= 4:
         scene = (
             '[gd_scene load_steps=2 format=3]\n\n[ext_resource type="Script" '
@@ -55,21 +55,21 @@ def where(dbg: Debugger) -> list[tuple[str, int, str]]:
     return [(f.path, f.line, f.function) for f in dbg.stopped.stack]
 
 
+def debug_run(engine: Engine, root: Path, port: int, breakpoints: str | None) -> GodotRun:
+    address = f"127.0.0.1:{port}"
+    remote = address if engine.major < 4 else f"tcp://{address}"
+    flags = ["--headless"] if engine.major >= 4 else []
+    given = ["--breakpoints", breakpoints] if breakpoints else []
+    args = [*flags, "--path", str(root), "--remote-debug", remote, *given]
+    return GodotRun(engine.headless, args, root, stdout=subprocess.DEVNULL)
+
+
 async def test_a_game_stops_steps_and_shows_its_values(engine: Engine, tmp_path: Path) -> None:
     root = project(tmp_path / "p", engine.major)
     listener = await DebugListener.open()
-    address = f"127.0.0.1:{listener.port}"
-    remote = address if engine.major < 4 else f"tcp://{address}"
     # A local process that connects first is refused; the game still attaches.
     intruder = socket.create_connection(("127.0.0.1", listener.port))
-    flags = ["--headless"] if engine.major >= 4 else []
-    run = GodotRun(
-        engine.headless,
-        [*flags, "--path", str(root), "--remote-debug", remote, "--breakpoints", "res://main.gd:7"],
-        root,
-        stdout=subprocess.DEVNULL,
-    )
-    child = run.start()
+    child = debug_run(engine, root, listener.port, "res://main.gd:7").start()
     try:
         with anyio.fail_after(60):
             stream = await listener.accept(child.pid)
@@ -123,6 +123,48 @@ async def test_a_game_stops_steps_and_shows_its_values(engine: Engine, tmp_path:
                 assert await dbg.control("break", 10) is brk  # nothing sent: still stopped
                 await dbg.control("continue", 10)
                 assert dbg.stopped is None and dbg.lost is None
+                tg.cancel_scope.cancel()
+    finally:
+        await stop_run(child)
+
+
+FAILING = """extends Node
+
+var frames = 0
+
+func _process(_delta):
+	frames += 1
+	if frames == 3:
+		break_it(null)
+
+func break_it(thing):
+	var before = 5
+	return thing.missing_method(before)
+"""
+
+
+async def test_a_script_error_stops_the_game_with_the_engines_message(
+    engine: Engine, tmp_path: Path
+) -> None:
+    root = project(tmp_path / "p", engine.major, FAILING.replace("Node2D", "Node"))
+    listener = await DebugListener.open()
+    child = debug_run(engine, root, listener.port, None).start()
+    try:
+        with anyio.fail_after(60):
+            stream = await listener.accept(child.pid)
+            await listener.aclose()
+            dbg = Debugger(stream, engine.major)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(dbg.run)
+                brk = await dbg.wait_stopped(30)
+                assert brk is not None and brk.reason == "error", brk
+                assert brk.error is not None and "missing_method" in brk.error
+                assert where(dbg) == [
+                    ("res://main.gd", 12, "break_it"),
+                    ("res://main.gd", 8, "_process"),
+                ]
+                values = await dbg.variables(0)
+                assert values.locals["before"] == 5 and values.members["frames"] == 3
                 tg.cancel_scope.cancel()
     finally:
         await stop_run(child)
