@@ -85,6 +85,8 @@ async def open_app(
         )
         exports = ExportService(runtime)
         await exports.start()
+        games = GameService(runtime)
+        await games.start_service()
         launch_id = new_id() if transport == "http" else None
         deps = ServerDeps(
             runtime=runtime,
@@ -92,7 +94,7 @@ async def open_app(
             launch_id=launch_id,
             limits=settings.limits,
             disclosure=Disclosure.of(transport, settings.allow_runtime_writes),
-            games=GameService(runtime),
+            games=games,
             exports=exports,
             checks=CheckService(runtime, exports),
             api=ApiService(runtime),

@@ -41,6 +41,7 @@ from godot_mcp.godot.game import (
     encode_cursor,
 )
 from godot_mcp.godot.project.imported import NeverImported
+from godot_mcp.runtime.debugging import MAX_BREAKPOINTS
 from godot_mcp.runtime.games import Managed
 from godot_mcp.store.values import ArtifactInfo
 
@@ -57,17 +58,27 @@ def _availability(*modes: str) -> Availability:
     return check
 
 
+def availability_of(deps: ServerDeps) -> str:
+    """A tool on any running game: available when either mode is."""
+    return _availability("windowed", "headless")(deps)
+
+
 def _session(m: Managed) -> dict[str, Any]:
     out: dict[str, Any] = {"id": m.id, "mode": m.game.mode, "state": m.game.poll()}
     if m.game.exit_code is not None:
         out["exit_code"] = m.game.exit_code
+    if m.debug is not None:
+        debugger = m.debug.debugger
+        out["debug"] = debugger is not None and debugger.lost is None
     return out
 
 
 async def session_start(call: ToolCall) -> types.CallToolResult:
     a = call.args
     try:
-        managed = await call.deps.games.start(call.caller, a["mode"], a["scene"], a["args"])
+        managed = await call.deps.games.start(
+            call.caller, a["mode"], a["scene"], a["args"], a["debug"], a["breakpoints"]
+        )
     except NeverImported as exc:  # the import tool as tools/list names it, and if it is off
         disabled = None if call.deps.disclosure.writes else WRITES_DISABLED
         tool = wire_name("project.import", call.deps.names)
@@ -140,6 +151,7 @@ _SESSION = {
         "mode": {"enum": list(MODES)},
         "state": _STATES,
         "exit_code": INTEGER,
+        "debug": BOOLEAN,
     },
     "required": ["id", "mode", "state"],
     "additionalProperties": False,
@@ -190,6 +202,17 @@ TOOLS = [
                 max_items=MAX_ARGS,
                 schema_extra={"items": {"type": "string", "maxLength": MAX_ARG_CHARS}},
                 check=lambda value: check_game_args(value, 4),  # the engine's own at start
+            ),
+            Arg(
+                "debug", "boolean", "attach the engine's debugger (runtime.debug.*)", default=False
+            ),
+            Arg(
+                "breakpoints",
+                "array",
+                "res://path.gd:LINE, in force from the first frame; with debug",
+                default=[],
+                max_items=MAX_BREAKPOINTS,
+                schema_extra={"items": {"type": "string", "maxLength": 1100}},
             ),
         ),
         answer={"session": _SESSION},
@@ -568,7 +591,7 @@ def writes_availability(deps: ServerDeps) -> str:
     return _availability("windowed", "headless")(deps)
 
 
-def _require_writes(call: ToolCall) -> None:
+def require_writes(call: ToolCall) -> None:
     if not call.deps.disclosure.writes:
         raise Unavailable(WRITES_DISABLED)
 
@@ -595,14 +618,14 @@ def _size(value: Any) -> int:
 
 
 async def node_set(call: ToolCall) -> types.CallToolResult:
-    _require_writes(call)
+    require_writes(call)
     a = call.args
     game = call.deps.games.game(call.caller, a["session_id"])
     return ok(values=(await game.set(a["path"], a["values"])).values)
 
 
 async def node_call(call: ToolCall) -> types.CallToolResult:
-    _require_writes(call)
+    require_writes(call)
     a = call.args
     result = await call.deps.games.call_method(
         call.caller, a["session_id"], a["path"], a["method"], a["args"]
@@ -618,7 +641,7 @@ _PATH = Arg(
     schema_extra={"maxLength": 1024},
 )
 # Any JSON value (§7 encodes Godot values as JSON), spelled out: untyped schemas lint badly.
-_VALUE: dict[str, Any] = {
+VALUE: dict[str, Any] = {
     "anyOf": [{"type": k} for k in ("null", "boolean", "number", "string", "array", "object")]
 }
 
@@ -680,9 +703,9 @@ TOOLS += [
             SESSION_ID,
             _PATH,
             Arg("method", "string", required=True, schema_extra={"maxLength": 200}),
-            Arg("args", "array", default=[], max_items=100, schema_extra={"items": _VALUE}),
+            Arg("args", "array", default=[], max_items=100, schema_extra={"items": VALUE}),
         ),
-        answer={"result": _VALUE},
+        answer={"result": VALUE},
         required=("result",),
         destructive=True,
         availability=writes_availability,
@@ -709,7 +732,7 @@ UNTIL_SCHEMA = {
             "properties": {
                 "node": {"type": "string", "minLength": 1, "maxLength": 1024},
                 "property": {"type": "string", "minLength": 1, "maxLength": 200},
-                "equals": _VALUE,
+                "equals": VALUE,
             },
             "required": ["node", "property", "equals"],
             "additionalProperties": False,
@@ -767,7 +790,7 @@ TOOLS += [
             ),
             Arg("timeout_seconds", "number", minimum=0.1, maximum=30, default=10),
         ),
-        answer={"frame": {"anyOf": [INTEGER, NULL]}, "value": _VALUE},
+        answer={"frame": {"anyOf": [INTEGER, NULL]}, "value": VALUE},
         required=("frame",),
         read_only=True,
     ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from godot_mcp.errors import (
     InvalidArgument,
     Unavailable,
 )
+from godot_mcp.godot.debug import Debugger
 from godot_mcp.godot.game import (
     Capture,
     Entry,
@@ -39,6 +41,7 @@ from godot_mcp.godot.process.locate import headless_availability, windowed_avail
 from godot_mcp.godot.project.facts import refuse_csharp
 from godot_mcp.godot.project.imported import refuse_never_imported
 from godot_mcp.runtime.context import Runtime
+from godot_mcp.runtime.debugging import DebugLaunch, parse_breakpoints
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
 from godot_mcp.runtime.recovery import sweep_dead_scratch
@@ -81,6 +84,16 @@ class Managed:
     id: str
     game: GameSession
     owner: Caller
+    debug: DebugLaunch | None = None
+
+    def debugger(self) -> Debugger:
+        """The session's debugger; ``Unavailable`` when it has none (any more)."""
+        debugger = self.debug.debugger if self.debug is not None else None
+        if debugger is None:
+            raise Unavailable("the session was started without debug")
+        if debugger.lost is not None:
+            raise Unavailable(f"the debugger connection was lost: {debugger.lost}")
+        return debugger
 
 
 class GameService:
@@ -88,16 +101,27 @@ class GameService:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        root = rt.dirs.scratch("games")
-        sweep_dead_scratch(rt.store)
         pid, start = me()
         # Per process: servers sharing a state dir must not share an Xvfb cookie or temp files.
-        self.scratch = root / f"{pid}-{start}"
-        self.scratch.mkdir(mode=0o700, exist_ok=True)
+        self.scratch = rt.dirs.scratch_dir / "games" / f"{pid}-{start}"
         self.runner = GameRunner(rt.godot, self.scratch, rt.private_paths())
         self.sessions: dict[str, Managed] = {}
         self._ended = EndedSessions()  # HTTP sessions that ended (a start in flight checks)
         self._starting = 0
+        self._stack = AsyncExitStack()
+        self._tg: anyio.abc.TaskGroup | None = None  # the debuggers' readers
+
+    async def start_service(self) -> None:
+        """Sweep the scratch killed servers left, make this one's, and open the task group
+        that reads the debuggers' connections; from the server's own task."""
+
+        def prepare() -> None:
+            self.rt.dirs.scratch("games")
+            sweep_dead_scratch(self.rt.store)
+            self.scratch.mkdir(mode=0o700, exist_ok=True)
+
+        await self.rt.disk(prepare)
+        self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
     def availability(self, mode: str = "windowed") -> str:
         install = self.rt.godot
@@ -106,13 +130,24 @@ class GameService:
         )
 
     async def start(
-        self, caller: Caller, mode: str, scene: str | None, args: Sequence[str] = ()
+        self,
+        caller: Caller,
+        mode: str,
+        scene: str | None,
+        args: Sequence[str] = (),
+        debug: bool = False,
+        breakpoints: Sequence[str] = (),
     ) -> Managed:
         """Launch the project (or ``scene``) with the bridge, ``args`` for the game; bound
-        to ``caller``. Sessions of one project run side by side up to the capacity."""
+        to ``caller``. Sessions of one project run side by side up to the capacity. With
+        ``debug``, the engine's debugger is attached (``breakpoints`` in force from the
+        first frame)."""
+        if breakpoints and not debug:
+            raise InvalidArgument("breakpoints need debug: true")
         why = self.availability(mode)
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
+        points = await self.rt.disk(parse_breakpoints, self.rt.project, breakpoints)
         await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode)
         await self.rt.disk(refuse_never_imported, self.rt.project, self.rt.godot.major)
         limit = self.rt.capacity.max_game_sessions
@@ -122,14 +157,32 @@ class GameService:
                 "stop one first"
             )
         self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
+        launch: DebugLaunch | None = None
         try:
-            game = await self.runner.start(self.rt.project, mode, scene, args=args)
+            if debug:
+                assert self._tg is not None, "start_service() first"
+                install = self.rt.godot
+                major = (install.major if mode == "windowed" else install.headless_major) or 3
+                launch = await DebugLaunch.open(major, points, self._tg)
+            game = await self.runner.start(
+                self.rt.project,
+                mode,
+                scene,
+                args=args,
+                engine_args=launch.engine_args() if launch else (),
+                attach=launch.attach if launch else None,
+                background=self._tg,
+            )
+        except BaseException:
+            if launch is not None:
+                await launch.aclose()
+            raise
         finally:
             self._starting -= 1
         if caller.session_id is not None and caller.session_id in self._ended:
             await self.runner.release(game, 0)  # the session ended while it was starting
             raise Unavailable("the MCP session ended")
-        managed = Managed(new_id(), game, caller)
+        managed = Managed(new_id(), game, caller, launch)
         self.sessions[managed.id] = managed
         await self._release_exited()
         return managed
@@ -318,8 +371,13 @@ class GameService:
                 group.start_soon(self.runner.release, managed.game, 0)
 
     async def aclose(self) -> None:
-        """Stop every game and the private display; remove this process's scratch."""
+        """Stop every game and the private display, the debuggers' readers with them; remove
+        this process's scratch."""
         try:
             await self.runner.aclose()
+            if self._tg is not None:
+                self._tg.cancel_scope.cancel()
+            await self._stack.aclose()
         finally:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            with anyio.CancelScope(shield=True):
+                await self.rt.disk(shutil.rmtree, self.scratch, True)

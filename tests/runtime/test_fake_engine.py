@@ -262,6 +262,93 @@ async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) 
             ]
 
 
+async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Path) -> None:
+    """The debug tools over the fake's debugger (Godot 3's protocol): a breakpoint in force
+    from the start, the stack and variables, a step, every frame tool refused at once while
+    stopped, continue, break; and the refusals of a session started without debug."""
+    project = make_project(tmp_path / "project")
+    (project / "main.gd").write_text("extends Node2D\n" * 20)
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            bad = await call(c, "runtime.session.start", {"breakpoints": ["res://main.gd:3"]})
+            assert bad == {"outcome": "invalid_argument", "message": "breakpoints need debug: true"}
+            bad = await call(
+                c, "runtime.session.start", {"debug": True, "breakpoints": ["res://nope.gd:3"]}
+            )
+            assert bad["message"] == "res://nope.gd is not a script of the project"
+            args = {"debug": True, "breakpoints": ["res://main.gd:3"]}
+            session = (await ok(c, "runtime.session.start", args))["session"]
+            assert (session["state"], session["debug"]) == ("running", True)
+            sid = {"session_id": session["id"]}
+            stopped = await ok(c, "runtime.debug.state", sid)
+            assert stopped == {
+                "outcome": "ok",
+                "state": "break",
+                "reason": "breakpoint",
+                "stack": [{"path": "res://main.gd", "line": 3, "function": "_ready"}],
+            }
+            values = await ok(c, "runtime.debug.variables", sid)
+            assert values["locals"] == {"line": 3}
+            assert values["members"]["speed"] == 42
+            assert values["members"]["self"] == {"type": "Object", "id": 1174}
+            where = "the game is stopped at res://main.gd:3 (breakpoint); "
+            for tool, more in (
+                ("runtime.scene.tree", {}),
+                ("runtime.perf.read", {}),
+                ("runtime.screenshot.capture", {}),
+                ("runtime.node.get", {"path": "/root/Main"}),
+            ):
+                with anyio.fail_after(2):
+                    refused = await call(c, tool, {**sid, **more})
+                assert refused == {
+                    "outcome": "unavailable",
+                    "message": where + "resume it with runtime.debug.control",
+                }, tool
+            assert (await ok(c, "runtime.log.read", sid))["state"] == "running"
+
+            stepped = await ok(c, "runtime.debug.control", {**sid, "action": "next"})
+            assert (stepped["reason"], stepped["stack"][0]["line"]) == ("step", 4)
+            out = await call(c, "runtime.debug.control", {**sid, "action": "out"})
+            assert out["message"] == "Godot 3.2.3's debugger has no step out"
+            evaluated = await call(c, "runtime.debug.evaluate", {**sid, "expression": "1"})
+            assert evaluated["message"] == "Godot 3.2.3's debugger has no evaluation"
+            far = await call(c, "runtime.debug.variables", {**sid, "frame": 5})
+            assert far == {
+                "outcome": "invalid_argument",
+                "message": "frame 5 is not in the stack (1 frames)",
+            }
+            listed = await ok(
+                c,
+                "runtime.debug.breakpoints",
+                {
+                    **sid,
+                    "set": ["res://main.gd:12", "res://main.gd:9"],
+                    "clear": ["res://main.gd:3"],
+                },
+            )
+            assert listed["breakpoints"] == ["res://main.gd:9", "res://main.gd:12"]
+            going = await ok(c, "runtime.debug.control", {**sid, "action": "continue"})
+            assert going == {"outcome": "ok", "state": "running"}
+            await ok(c, "runtime.scene.tree", sid)  # frames again
+            not_stopped = await call(c, "runtime.debug.control", {**sid, "action": "step"})
+            assert not_stopped["message"] == "the game is not stopped"
+            broken = await ok(c, "runtime.debug.control", {**sid, "action": "break"})
+            assert (broken["state"], broken["reason"], broken["stack"]) == ("break", "break", [])
+            again = await ok(c, "runtime.debug.control", {**sid, "action": "break"})
+            assert again == broken  # nothing sent: a second break would resume the game
+            stopped = await ok(c, "runtime.session.stop", sid)
+            assert stopped["state"] == "stopped"
+
+            plain = (await ok(c, "runtime.session.start"))["session"]
+            assert "debug" not in plain
+            for tool in ("runtime.debug.state", "runtime.debug.variables"):
+                refused = await call(c, tool, {"session_id": plain["id"]})
+                assert refused == {
+                    "outcome": "unavailable",
+                    "message": "the session was started without debug",
+                }
+
+
 def engine_processes(folder: Path) -> list[int]:
     """The pids of processes running the fake engine copied into ``folder``."""
     found = []

@@ -369,13 +369,136 @@ class Game:
         return {"frames": frames}
 
 
+# --- the engine's remote debugger, as Godot 3 speaks it (tests/data/debugger) --------------
+
+
+def _var(value: Any) -> bytes:
+    """A Godot 3 Variant: the few kinds the fake sends."""
+    if value is None:
+        return struct.pack("<I", 0)
+    if isinstance(value, bool):
+        return struct.pack("<II", 1, int(value))
+    if isinstance(value, int):
+        return struct.pack("<Ii", 2, value)
+    if isinstance(value, str):
+        raw = value.encode()
+        return struct.pack("<II", 4, len(raw)) + raw + b"\0" * (-len(raw) % 4)
+    if isinstance(value, list):
+        return struct.pack("<II", 19, len(value)) + b"".join(_var(v) for v in value)
+    if isinstance(value, dict):
+        pairs = b"".join(_var(k) + _var(v) for k, v in value.items())
+        return struct.pack("<II", 18, len(value)) + pairs
+    if isinstance(value, tuple) and value[0] == "object":
+        return struct.pack("<IQ", 17 | 1 << 16, value[1])
+    raise TypeError(type(value))
+
+
+def _read_var(data: bytes, pos: int = 0) -> tuple[Any, int]:
+    (kind,) = struct.unpack_from("<I", data, pos)
+    kind &= 0xFF
+    pos += 4
+    if kind == 0:
+        return None, pos
+    if kind in (1, 2):
+        (n,) = struct.unpack_from("<i", data, pos)
+        return (bool(n) if kind == 1 else n), pos + 4
+    if kind == 4:
+        (n,) = struct.unpack_from("<I", data, pos)
+        text = data[pos + 4 : pos + 4 + n].decode()
+        return text, pos + 4 + n + (-n % 4)
+    if kind == 19:
+        (n,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        out = []
+        for _ in range(n):
+            item, pos = _read_var(data, pos)
+            out.append(item)
+        return out, pos
+    raise ValueError(f"the fake reads no type {kind}")
+
+
+class FakeDebugger:
+    """The game's side of the debugger: stops where asked, steps a line at a time, and holds
+    the bridge while it is stopped (as a stopped main loop answers nothing)."""
+
+    def __init__(self, address: str, breakpoints: str) -> None:
+        host, _, port = address.rpartition(":")
+        self.sock = socket.create_connection((host, int(port)))
+        self.lock = threading.Lock()
+        self.running = threading.Event()
+        self.running.set()
+        self.breakpoints = {
+            b.rpartition(":")[0]: int(b.rpartition(":")[2]) for b in breakpoints.split(",") if b
+        }
+        self.at: tuple[str, int] | None = None
+
+    def send(self, name: str, *args: Any) -> None:
+        packets = [name, len(args), *args]
+        data = b"".join(struct.pack("<I", len(v)) + v for v in map(_var, packets))
+        with self.lock:
+            self.sock.sendall(data)
+
+    def stop(self, path: str, line: int, error: str = "Breakpoint") -> None:
+        self.at = (path, line)
+        self.running.clear()
+        self.send("debug_enter", True, error)
+
+    def resume(self) -> None:
+        self.at = None
+        self.send("debug_exit")
+        self.running.set()
+
+    def serve(self) -> None:
+        buffer = b""
+        while True:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return
+            buffer += chunk
+            while len(buffer) >= 4:
+                (n,) = struct.unpack_from("<I", buffer)
+                if len(buffer) < 4 + n:
+                    break
+                command, _ = _read_var(buffer[4 : 4 + n])
+                buffer = buffer[4 + n :]
+                self.command(command[0], command[1:])
+
+    def command(self, name: str, args: list[Any]) -> None:
+        if name == "get_stack_dump":
+            frames = []
+            if self.at is not None:
+                frames = [{"file": self.at[0], "line": self.at[1], "function": "_ready", "id": 0}]
+            self.send("stack_dump", *frames)
+        elif name == "get_stack_frame_vars":
+            line = self.at[1] if self.at else 0
+            self.send(
+                "stack_frame_vars", 1, "line", line, 2, "self", ("object", 1174), "speed", 42, 0
+            )
+        elif name in ("next", "step") and self.at is not None:
+            path, line = self.at
+            self.send("debug_exit")
+            self.stop(path, line + 1)
+        elif name == "continue" and self.at is not None:
+            self.resume()
+        elif name == "break" and self.at is None:
+            self.at = ("", 0)
+            self.running.clear()
+            self.send("debug_enter", True, "Breakpoint")
+        elif name == "breakpoint":
+            path, line, on = args
+            if on:
+                self.breakpoints[path] = line
+            else:
+                self.breakpoints.pop(path, None)
+
+
 class _Refused(Exception):
     def __init__(self, error: str, message: str) -> None:
         super().__init__(message)
         self.error, self.message = error, message
 
 
-def _serve(game: Game, conn: socket.socket) -> None:
+def _serve(game: Game, conn: socket.socket, debugger: FakeDebugger | None = None) -> None:
     lock = threading.Lock()
 
     def send(message: dict[str, Any]) -> None:
@@ -399,6 +522,8 @@ def _serve(game: Game, conn: socket.socket) -> None:
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
             cmd = json.loads(line)
+            if debugger is not None and cmd.get("cmd") != "quit":
+                debugger.running.wait()  # a stopped game answers nothing
             if cmd.get("cmd") in ("input", "record"):  # long: answered beside the others
                 threading.Thread(target=answer, args=(cmd,), daemon=True).start()
             else:
@@ -431,6 +556,11 @@ def main(argv: list[str]) -> int:
     loaded = not scene or (project / scene.removeprefix("res://")).is_file()
     game = Game(width, height)
     game.malformed = scene == "res://malformed.tscn"
+    debugger = None
+    if "--remote-debug" in argv:
+        given = argv[argv.index("--breakpoints") + 1] if "--breakpoints" in argv else ""
+        debugger = FakeDebugger(argv[argv.index("--remote-debug") + 1], given)
+        threading.Thread(target=debugger.serve, daemon=True).start()
     conn = socket.create_connection(("127.0.0.1", int(port)))
     hello = {
         "type": "hello",
@@ -440,6 +570,10 @@ def main(argv: list[str]) -> int:
         "headless": False,
     }
     conn.sendall((json.dumps(hello) + "\n").encode())
+    if debugger is not None and debugger.breakpoints:  # a breakpoint in the scene's _ready
+        path, line = sorted(debugger.breakpoints.items())[0]
+        debugger.stop(path, line)
+        debugger.running.wait()
     if not loaded:
         print(f"ERROR: Failed loading resource: {scene}.", file=sys.stderr, flush=True)
     ready = {
@@ -452,7 +586,7 @@ def main(argv: list[str]) -> int:
     }
     conn.sendall((json.dumps(ready) + "\n").encode())
     print("fake game ready", flush=True)
-    _serve(game, conn)
+    _serve(game, conn, debugger)
     return 0
 
 

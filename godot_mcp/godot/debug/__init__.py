@@ -1,1 +1,28 @@
-"""The engine's own remote debugger, spoken by the server for the games it starts."""
+"""The engine's own remote debugger, spoken by the server for the games it starts: the Variant
+wire format, the message framing of each engine, a listener that keeps only the launched
+process's connection, and the debugger session (breaks, stacks, variables, stepping)."""
+
+from godot_mcp.godot.debug.listener import DebugListener
+from godot_mcp.godot.debug.session import (
+    MAX_VARIABLES,
+    Break,
+    Debugger,
+    Frame,
+    NoSelf,
+    NotStopped,
+    Variables,
+)
+from godot_mcp.godot.debug.variant import Malformed, to_json
+
+__all__ = [
+    "MAX_VARIABLES",
+    "Break",
+    "DebugListener",
+    "Debugger",
+    "Frame",
+    "Malformed",
+    "NoSelf",
+    "NotStopped",
+    "Variables",
+    "to_json",
+]

@@ -33,13 +33,17 @@ import anyio.abc
 from godot_mcp.godot.debug.variant import Dictionary, Malformed
 from godot_mcp.godot.debug.wire import Framer, Message
 
-__all__ = ["Break", "Debugger", "Frame", "NotStopped", "Variables"]
+__all__ = ["Break", "Debugger", "Frame", "NoSelf", "NotStopped", "Variables"]
 
 MAX_VARIABLES = 200  # of each group a frame answers
 
 
 class NotStopped(Exception):
     """The game is not stopped at a break (or stopped being, while the call waited)."""
+
+
+class NoSelf(ValueError):
+    """The frame has no ``self``: Godot 4 would resume the game on an evaluation there."""
 
 
 @dataclass(frozen=True)
@@ -90,14 +94,17 @@ class Debugger:
         major: int,
         breakpoints: dict[str, set[int]] | None = None,
         on_message: Callable[[Message], None] | None = None,
+        on_break: Callable[[Break], None] | None = None,
     ) -> None:
         self._stream = stream
         self.major = major
         self._framer = Framer(major)
         self.breakpoints: dict[str, set[int]] = breakpoints or {}
         self._on_message = on_message
+        self._on_break = on_break
         self.stopped: Break | None = None
         self.lost: str | None = None  # why the connection ended, once it did
+        self.lost_at_break = False  # it ended while the game was stopped (it stays stopped)
         self._entered: str | None = None  # debug_enter's error, until the stack comes
         self._last_action: str | None = None
         self._thread = 1
@@ -129,6 +136,7 @@ class Debugger:
     def _lose(self, why: str) -> None:
         if self.lost is None:
             self.lost = why
+            self.lost_at_break = self.stopped is not None
         self.stopped = None
         self._notify()
 
@@ -150,8 +158,10 @@ class Debugger:
             self._notify()
         elif m.name == "stack_dump":
             stack = self._stack(m.args)
-            if self._entered is not None:
+            if self._entered is not None and self.stopped is None:
                 self.stopped = Break(self._reason(self._entered, stack), self._error(), stack)
+                if self._on_break is not None:
+                    self._on_break(self.stopped)
                 self._notify()
             self._answer(m)
         elif m.name == "stack_frame_vars" and self.major >= 4:
@@ -235,6 +245,15 @@ class Debugger:
         finally:
             self._waiters[answer].remove(got)
 
+    # --- the game session's gate (godot/game/gate.py) ----------------------------------
+
+    def stopped_at(self) -> str | None:
+        return self.stopped.where if self.stopped is not None else None
+
+    async def until_stopped(self) -> None:
+        while self.stopped is None:
+            await self._changed.wait()
+
     async def wait_for_change(self, timeout: float) -> None:
         """Until the state changes (a break begins or ends, the connection is lost)."""
         with anyio.move_on_after(timeout):
@@ -266,6 +285,8 @@ class Debugger:
         brk = self._need_stop()
         if not 0 <= frame < len(brk.stack):
             raise IndexError(frame)
+        if "self" not in (await self.variables(frame, timeout)).members:
+            raise NoSelf(f"frame {frame} has no self to evaluate in")
         m = await self._ask(
             "evaluate", [expression, brk.stack[frame].index], "evaluation_return", timeout
         )

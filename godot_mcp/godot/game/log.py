@@ -167,14 +167,25 @@ class GameLog:
             truncated,
             engine_lines.is_startup(text, after_probe),
         )
+        self._append(entry)
+        self._last[stream] = entry
+
+    def _append(self, entry: Entry) -> None:
+        """Keep ``entry``; the oldest go while the buffer is past its bounds."""
         self.next_seq += 1
         self.entries.append(entry)
         self._bytes += entry.size()
-        self._last[stream] = entry
         while self.entries and (len(self.entries) > self.max_lines or self._bytes > self.max_bytes):
             gone = self.entries.popleft()
             self._bytes -= gone.size()
             self.dropped += 1
+
+    def note(self, stream: str, level: str, text: str, source: tuple[str, int] | None) -> None:
+        """Add a line the server writes for the game (a debugger's error that the engine
+        did not print), scrubbed and bounded as every line."""
+        with self.lock:
+            self._append(Entry(self.next_seq, stream, level, self.scrub(text[:MAX_LINE]), source))
+            self._last[stream] = None
 
     def _fold(self, entry: Entry, text: str) -> bool:
         """Fold a location or backtrace line into the entry it belongs to."""

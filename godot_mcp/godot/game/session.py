@@ -58,6 +58,7 @@ from godot_mcp.godot.game.errors import (
     game_error,
     one_line,
 )
+from godot_mcp.godot.game.gate import Gate, stopped_error
 from godot_mcp.godot.game.log import Entry, GameLog
 from godot_mcp.godot.game.preview import Preview, RawFrame, contact_sheet
 from godot_mcp.godot.game.protocol import (
@@ -199,6 +200,8 @@ class GameSession:
         self._hello: Hello | None = None
         self._ready: Ready | None = None
         self._capture_lock = anyio.Lock()
+        self.gate: Gate | None = None  # a debugger's breaks, for a session started with one
+        self._attach_error: GameError | None = None  # the bridge's failure after a debug start
 
     # -- state -----------------------------------------------------------------------------
 
@@ -546,15 +549,25 @@ class GameSession:
             raise self._exit_error(self._exit_code)
         if state != "running":
             raise GameFailed(f"the game session is {state}")
+        if self.gate is not None and (where := self.gate.stopped_at()) is not None:
+            raise stopped_error(where)
+        if self._attach_error is not None:
+            raise self._attach_error
+        if self._ready is None:
+            raise GameUnavailable("the game has not attached its bridge yet; try again shortly")
 
     def _exit_error(self, code: int | None, when: str = "") -> GameError:
         lines = self.log.tail(6, telling=True)
         tail = one_line("\n".join(lines), 400)
         return GameFailed(f"game exited with code {code}{when}: {tail or 'no output'}")
 
-    async def _race(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn`` unless the game exits first; a closed bridge becomes a GameError."""
+    async def _race(
+        self, fn: Callable[..., Awaitable[T]], *args: Any, gated: bool = True, **kwargs: Any
+    ) -> T:
+        """Run ``fn`` unless the game exits first, or (``gated``) stops at a debugger's break;
+        a closed bridge becomes a GameError, a break :func:`stopped_error`."""
         result: list[T] = []
+        gate = self.gate if gated else None
 
         async def work() -> None:
             with contextlib.suppress(BridgeClosed):
@@ -565,11 +578,20 @@ class GameSession:
             await self._child.wait()
             group.cancel_scope.cancel()
 
+        async def stopped() -> None:
+            assert gate is not None
+            await gate.until_stopped()
+            group.cancel_scope.cancel()
+
         async with anyio.create_task_group() as group:
             group.start_soon(work)
             group.start_soon(watch)
+            if gate is not None:
+                group.start_soon(stopped)
         if result:
             return result[0]
+        if gate is not None and (where := gate.stopped_at()) is not None:
+            raise stopped_error(where)
         code = await self._child.wait_for(EXIT_WAIT)
         if code is not None:
             self.poll()
@@ -581,24 +603,76 @@ class GameSession:
 
     async def _connect(self, listener: BridgeListener) -> None:
         """Wait for the authenticated hello, then for the scene to be ready (unbounded)."""
-        conn, hello = await self._race(listener.accept)
+        conn, hello = await self._race(listener.accept, gated=False)
         self._conn, self._hello = conn, Hello.parse(hello)
-        self._ready = Ready.parse(await self._race(conn.receive_type, "ready"))
-        if not self._ready.loaded:
-            reason = self._ready.error or "the scene failed to load"
+        ready = Ready.parse(await self._race(conn.receive_type, "ready", gated=False))
+        if not ready.loaded:
+            reason = ready.error or "the scene failed to load"
             await self._synced()  # the engine's lines of the failure, before anything is read
             details = [line for line in self.log.tail(12, telling=True) if not _is_noise(line)]
             details = details[-3:]
             if details:
                 reason += ": " + one_line("\n".join(details), 300)
             raise GameFailed(self._scrub(reason))
+        self._ready = ready
         self._state = "running"
+
+    async def _connect_or_stop(
+        self, listener: BridgeListener, background: anyio.abc.TaskGroup
+    ) -> None:
+        """Connect the bridge in ``background`` and wait until it did or the game stopped at a
+        break first (then it is ``running``, stopped, its bridge still to come). The
+        background connect closes the listener; it ends with the game at the latest."""
+        gate = self.gate
+        assert gate is not None
+        done = anyio.Event()
+        failed: list[BaseException] = []
+
+        async def connect() -> None:
+            try:
+                await self._connect(listener)
+            except GameError as exc:
+                failed.append(exc)
+                self._attach_error = exc
+            except anyio.get_cancelled_exc_class():
+                raise
+            except BaseException as exc:
+                failed.append(exc)
+            finally:
+                done.set()
+                with anyio.CancelScope(shield=True):
+                    await listener.aclose()
+
+        async def stopped() -> None:
+            await gate.until_stopped()
+
+        background.start_soon(connect)
+        async with anyio.create_task_group() as group:
+
+            async def first(fn: Callable[[], Awaitable[None]]) -> None:
+                await fn()
+                group.cancel_scope.cancel()
+
+            group.start_soon(first, done.wait)
+            group.start_soon(first, stopped)
+        if failed:
+            raise failed[0]
+        if self._state == "starting" and gate.stopped_at() is not None:
+            self._state = "running"  # stopped at a break: running as far as callers see
+
+    async def end(self, reason: str) -> None:
+        """End the game now, its reason written in its log: the session becomes ``exited``
+        (a debugger lost while the game was stopped would leave it stopped for ever)."""
+        self.log.note("stderr", "error", reason, None)
+        await stop_run(self._child)
+        self.poll()
 
     async def stop(self, timeout: float = 5) -> int | None:
         """Ask the game to quit, wait up to ``timeout`` s, then kill its process group."""
         with anyio.CancelScope(shield=True):
             live = self.poll() in ("starting", "running")
-            if live and self._conn is not None:
+            at_break = self.gate is not None and self.gate.stopped_at() is not None
+            if live and self._conn is not None and not at_break:
                 with anyio.move_on_after(max(0.0, timeout)), contextlib.suppress(BridgeClosed):
                     await self._conn.send({"id": 0, "cmd": "quit"})
                     await self._child.wait()
@@ -652,9 +726,18 @@ class GameRunner:
         timeout: float = 20,
         size: tuple[int, int] | None = None,
         args: Sequence[str] = (),
+        engine_args: Sequence[str] = (),
+        attach: Callable[[GameSession], Awaitable[Gate]] | None = None,
+        background: anyio.abc.TaskGroup | None = None,
     ) -> GameSession:
         """Launch ``project`` with the bridge and wait until its scene is running; ``args``
-        go to the game after ``--`` (``godot/game/args.py``)."""
+        go to the game after ``--`` (``godot/game/args.py``), ``engine_args`` (the server's
+        own, a debugger's address) to the engine.
+
+        ``attach``: a debugger, awaited with the new session within the start's bound; its
+        gate is the session's. Such a start answers once the scene runs or the game stopped
+        at a break, whichever comes first; in the second case the bridge attaches later, in
+        ``background``."""
         if self._closed:
             raise GameFailed("the game runner is closed")
         if mode not in MODES:
@@ -700,7 +783,7 @@ class GameRunner:
         env[PORT_ENV] = str(listener.port)
         if scene is not None:
             env[SCENE_ENV] = scene
-        argv = [*flags, "--path", str(project), "--audio-driver", "Dummy"]
+        argv = [*flags, "--path", str(project), "--audio-driver", "Dummy", *engine_args]
         if size is not None:
             argv += ["--resolution", f"{size[0]}x{size[1]}"]
         argv += ["--script", str(bridge_script(major)), "--", *game_args]
@@ -719,9 +802,15 @@ class GameRunner:
             raise GameUnavailable(exc.message) from None
         session = GameSession(child, mode, self.scratch_dir, scrub)
         self._sessions.append(session)
+        handed_over = False  # the listener is the background connect's to close
         try:
             with anyio.fail_after(timeout):
-                await session._connect(listener)
+                if attach is None or background is None:
+                    await session._connect(listener)
+                else:
+                    session.gate = await session._race(attach, session, gated=False)
+                    handed_over = True
+                    await session._connect_or_stop(listener, background)
         except TimeoutError:
             await self._discard(session)
             what = "connect back" if session._conn is None else "load its scene"
@@ -733,8 +822,9 @@ class GameRunner:
             await self._discard(session)
             raise
         finally:
-            with anyio.CancelScope(shield=True):
-                await listener.aclose()
+            if not handed_over:
+                with anyio.CancelScope(shield=True):
+                    await listener.aclose()
         return session
 
     async def _discard(self, session: GameSession) -> None:

@@ -1,0 +1,262 @@
+"""runtime.debug.*: the engine's own debugger on a game started with ``debug`` (interface §10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp import types
+
+from godot_mcp.edge.deps import ServerDeps, ToolCall
+from godot_mcp.edge.outcomes import ok
+from godot_mcp.edge.spec import BOOLEAN, INTEGER, STRING, Arg, Tool
+from godot_mcp.edge.tools_runtime import (
+    SESSION_ID,
+    VALUE,
+    WRITES_DISABLED,
+    availability_of,
+    require_writes,
+)
+from godot_mcp.errors import InvalidArgument, Timeout, Unavailable
+from godot_mcp.godot.debug import MAX_VARIABLES, Break, NoSelf, NotStopped, to_json
+from godot_mcp.godot.process.locate import engine_name
+from godot_mcp.runtime.debugging import MAX_BREAKPOINTS, parse_breakpoints
+
+ACTIONS = ("continue", "step", "next", "out", "break")
+REASONS = ("breakpoint", "error", "step", "break")
+
+BREAKPOINT_LIST = {"type": "array", "items": {"type": "string", "maxLength": 1100}}
+FRAME = {
+    "type": "object",
+    "properties": {"path": STRING, "line": INTEGER, "function": STRING},
+    "required": ["path", "line", "function"],
+    "additionalProperties": False,
+}
+STATE = {
+    "state": {"enum": ["running", "break"]},
+    "reason": {"enum": list(REASONS)},
+    "error": STRING,
+    "stack": {"type": "array", "items": FRAME},
+}
+
+
+def _state(brk: Break | None) -> dict[str, Any]:
+    if brk is None:
+        return {"state": "running"}
+    out: dict[str, Any] = {"state": "break", "reason": brk.reason}
+    if brk.error is not None:
+        out["error"] = brk.error
+    out["stack"] = [{"path": f.path, "line": f.line, "function": f.function} for f in brk.stack]
+    return out
+
+
+def _frame(brk: Break | None, frame: int) -> None:
+    if brk is None:
+        raise Unavailable("the game is not stopped; stop it first (runtime.debug.control break)")
+    if frame >= len(brk.stack):
+        raise InvalidArgument(f"frame {frame} is not in the stack ({len(brk.stack)} frames)")
+
+
+async def breakpoints(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    project = call.deps.runtime.project
+    add = await call.deps.runtime.disk(parse_breakpoints, project, a["set"] or [])
+    drop = await call.deps.runtime.disk(parse_breakpoints, project, a["clear"] or [])
+    future = {p: set(lines) for p, lines in debugger.breakpoints.items()}
+    for path, lines in drop.items():
+        future.get(path, set()).difference_update(lines)
+    for path, lines in add.items():
+        future.setdefault(path, set()).update(lines)
+    if sum(len(lines) for lines in future.values()) > MAX_BREAKPOINTS:
+        raise InvalidArgument(f"at most {MAX_BREAKPOINTS} breakpoints are in force at a time")
+    try:
+        for path, lines in drop.items():
+            for line in sorted(lines):
+                await debugger.set_breakpoint(path, line, False)
+        for path, lines in add.items():
+            for line in sorted(lines):
+                await debugger.set_breakpoint(path, line, True)
+    except NotStopped as exc:
+        raise Unavailable(f"the debugger connection was lost: {exc}") from None
+    listed = [
+        f"{p}:{n}" for p in sorted(debugger.breakpoints) for n in sorted(debugger.breakpoints[p])
+    ]
+    return ok(breakpoints=listed)
+
+
+async def state(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    brk = debugger.stopped
+    if brk is None and a["wait_seconds"] > 0:
+        brk = await debugger.wait_stopped(a["wait_seconds"])
+    managed.debugger()  # lost while waiting: said as such
+    return ok(**_state(brk))
+
+
+async def variables(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    debugger = call.deps.games.get(call.caller, a["session_id"]).debugger()
+    _frame(debugger.stopped, a["frame"])
+    try:
+        got = await debugger.variables(a["frame"])
+    except NotStopped as exc:
+        raise Unavailable(str(exc)) from None
+    except TimeoutError:
+        raise Timeout("the game did not answer with the frame's variables within 5 s") from None
+    return ok(
+        locals={k: to_json(v) for k, v in got.locals.items()},
+        members={k: to_json(v) for k, v in got.members.items()},
+        truncated=got.truncated,
+    )
+
+
+async def evaluate(call: ToolCall) -> types.CallToolResult:
+    require_writes(call)
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    if debugger.major < 4:
+        version = engine_name(managed.game.engine_version)
+        raise Unavailable(f"{version}'s debugger has no evaluation")
+    brk = debugger.stopped
+    _frame(brk, a["frame"])
+    try:
+        value = await debugger.evaluate(a["expression"], a["frame"])
+    except NoSelf as exc:
+        raise InvalidArgument(str(exc)) from None
+    except NotStopped as exc:
+        raise Unavailable(str(exc)) from None
+    except TimeoutError:
+        raise Timeout("the game did not answer the evaluation within 5 s") from None
+    return ok(value=to_json(value))
+
+
+async def control(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    action = a["action"]
+    if action == "out" and debugger.major < 4:
+        version = engine_name(managed.game.engine_version)
+        raise Unavailable(f"{version}'s debugger has no step out")
+    if action in ("step", "next", "out") and debugger.stopped is None:
+        raise InvalidArgument("the game is not stopped")
+    if action == "continue" and debugger.stopped is None:
+        return ok(state="running")
+    try:
+        brk = await debugger.control(action, a["timeout_seconds"])
+    except NotStopped as exc:
+        raise Unavailable(str(exc)) from None
+    managed.debugger()
+    if action == "continue":
+        return ok(state="running")
+    if brk is None:
+        seconds = f"{a['timeout_seconds']:g}"
+        raise Timeout(f"the game did not stop within {seconds} s", state="running")
+    return ok(**_state(brk))
+
+
+def debug_availability(deps: ServerDeps) -> str:
+    return availability_of(deps)
+
+
+def evaluate_availability(deps: ServerDeps) -> str:
+    if not deps.disclosure.writes:
+        return f"unavailable: {WRITES_DISABLED}"
+    install = deps.runtime.godot
+    majors = {install.major, install.headless_major} - {None}
+    if majors and max(m for m in majors if m is not None) < 4:
+        return f"unavailable: {engine_name(install.version)}'s debugger has no evaluation"
+    return availability_of(deps)
+
+
+_FRAME_ARG = Arg("frame", "integer", "index into stack", minimum=0, maximum=1000, default=0)
+_VALUES = {"type": "object", "additionalProperties": VALUE}
+
+TOOLS = [
+    Tool(
+        "runtime.debug.breakpoints",
+        "Set or clear breakpoints",
+        "Set and clear res://path.gd:LINE breakpoints of a game started with debug; answers "
+        "every breakpoint in force.",
+        breakpoints,
+        args=(
+            SESSION_ID,
+            Arg("set", "array", max_items=MAX_BREAKPOINTS, schema_extra={"items": STRING}),
+            Arg("clear", "array", max_items=MAX_BREAKPOINTS, schema_extra={"items": STRING}),
+        ),
+        answer={"breakpoints": BREAKPOINT_LIST},
+        required=("breakpoints",),
+        idempotent=True,
+        availability=debug_availability,
+    ),
+    Tool(
+        "runtime.debug.state",
+        "Where a debugged game is",
+        "Whether a debugged game runs or is stopped at a break, and there why (breakpoint, "
+        "error, step, break) and its stack, innermost first; wait_seconds waits for a break.",
+        state,
+        args=(
+            SESSION_ID,
+            Arg("wait_seconds", "number", "wait for a break", minimum=0, maximum=30, default=0),
+        ),
+        answer=STATE,
+        required=("state",),
+        read_only=True,
+        idempotent=True,
+        availability=debug_availability,
+    ),
+    Tool(
+        "runtime.debug.variables",
+        "Read a stopped frame's variables",
+        f"The locals and the members (self and its script variables) of one frame of a "
+        f"stopped game, as §7 values; at most {MAX_VARIABLES} of each.",
+        variables,
+        args=(SESSION_ID, _FRAME_ARG),
+        answer={"locals": _VALUES, "members": _VALUES, "truncated": BOOLEAN},
+        required=("locals", "members", "truncated"),
+        read_only=True,
+        idempotent=True,
+        availability=debug_availability,
+    ),
+    Tool(
+        "runtime.debug.evaluate",
+        "Evaluate an expression at a break",
+        "Evaluate an expression of the engine's own language in a stopped frame (its self and "
+        "locals in scope); Godot 4 only. Over HTTP only with --allow-runtime-writes.",
+        evaluate,
+        args=(
+            SESSION_ID,
+            Arg(
+                "expression",
+                "string",
+                required=True,
+                schema_extra={"minLength": 1, "maxLength": 1000},
+            ),
+            _FRAME_ARG,
+        ),
+        answer={"value": VALUE},
+        required=("value",),
+        destructive=True,
+        availability=evaluate_availability,
+    ),
+    Tool(
+        "runtime.debug.control",
+        "Continue, step or break a game",
+        "Resume a stopped game (continue), step into, over or out of calls, or stop it now "
+        "(break); answers the state after it, the new break for steps and break.",
+        control,
+        args=(
+            SESSION_ID,
+            Arg("action", "string", choices=ACTIONS, required=True),
+            Arg("timeout_seconds", "number", minimum=0.1, maximum=30, default=10),
+        ),
+        answer=STATE,
+        required=("state",),
+        idempotent=False,
+        availability=debug_availability,
+    ),
+]
