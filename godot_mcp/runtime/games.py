@@ -320,7 +320,7 @@ class GameService:
                 mark = decode_cursor(until["cursor"])
             except ValueError:
                 raise InvalidArgument("invalid cursor") from None
-        return await wait_until(game, until, mark, timeout)
+        return await game.while_running(lambda: wait_until(game, until, mark, timeout))
 
     async def read_log(
         self,

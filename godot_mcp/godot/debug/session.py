@@ -36,6 +36,7 @@ from godot_mcp.godot.debug.wire import Framer, Message
 __all__ = ["Break", "Debugger", "Frame", "NoSelf", "NotStopped", "Variables"]
 
 MAX_VARIABLES = 200  # of each group a frame answers
+MAX_SKIPS = 500  # steps taken out of the server's own script before the game just runs on
 
 
 class NotStopped(Exception):
@@ -107,6 +108,7 @@ class Debugger:
         self.lost_at_break = False  # it ended while the game was stopped (it stays stopped)
         self._entered: str | None = None  # debug_enter's error, until the stack comes
         self._last_action: str | None = None
+        self._skips = 0
         self._thread = 1
         self._changed = anyio.Event()
         self._waiters: dict[str, list[list[Message]]] = {}
@@ -157,7 +159,10 @@ class Debugger:
             self.stopped = None
             self._notify()
         elif m.name == "stack_dump":
-            stack = self._stack(m.args)
+            raw = self._frames(m.args)
+            stack = [f for f in raw if f.path.startswith("res://")]
+            if self._entered is not None and self.stopped is None and await self._stepped_past(raw):
+                return
             if self._entered is not None and self.stopped is None:
                 self.stopped = Break(self._reason(self._entered, stack), self._error(), stack)
                 if self._on_break is not None:
@@ -198,7 +203,24 @@ class Debugger:
             return "breakpoint"
         return "step" if self._last_action in ("step", "next", "out") else "break"
 
-    def _stack(self, args: list[Any]) -> list[Frame]:
+    async def _stepped_past(self, raw: list[Frame]) -> bool:
+        """A step that landed in the server's own script (the bridge, not under ``res://``)
+        goes on, a line at a time, until it is back in the project's code (at most ``MAX_SKIPS``
+        times, then the game just runs on): the server's own code is never shown."""
+        stepping = self._last_action in ("step", "next", "out")
+        if not stepping or not raw or raw[0].path.startswith("res://"):
+            self._skips = 0
+            return False
+        self._skips += 1
+        self._entered = None
+        if self._skips > MAX_SKIPS:
+            self._skips = 0
+            await self._send("continue", [])
+        else:
+            await self._send("step", [])  # the next line run anywhere: soon the project's
+        return True
+
+    def _frames(self, args: list[Any]) -> list[Frame]:
         frames: list[Frame] = []
         if self.major < 4:
             for i, d in enumerate(args):
@@ -213,7 +235,7 @@ class Debugger:
             for i in range(len(flat) // 3):
                 path, line, function = flat[3 * i : 3 * i + 3]
                 frames.append(Frame(str(path), _int(line), str(function), i))
-        return [f for f in frames if f.path.startswith("res://")]
+        return frames
 
     # --- asking ---------------------------------------------------------------------------
 

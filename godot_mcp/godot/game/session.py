@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 import anyio
 
@@ -560,6 +560,36 @@ class GameSession:
         lines = self.log.tail(6, telling=True)
         tail = one_line("\n".join(lines), 400)
         return GameFailed(f"game exited with code {code}{when}: {tail or 'no output'}")
+
+    async def while_running(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """``fn()`` (a wait made of many commands), unless the game stops at a break first:
+        then :func:`stopped_error`, as soon as the break is seen."""
+        self._require_running()
+        gate = self.gate
+        if gate is None:
+            return await fn()
+        outcome: list[tuple[bool, Any]] = []
+
+        async def work() -> None:
+            try:
+                outcome.append((True, await fn()))
+            except Exception as exc:  # the wait's own answer (a timeout, a refusal)
+                outcome.append((False, exc))
+            group.cancel_scope.cancel()
+
+        async def stopped() -> None:
+            await gate.until_stopped()
+            group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(work)
+            group.start_soon(stopped)
+        if outcome:
+            done, value = outcome[0]
+            if not done:
+                raise value
+            return cast(T, value)
+        raise stopped_error(gate.stopped_at() or "a break")
 
     async def _race(
         self, fn: Callable[..., Awaitable[T]], *args: Any, gated: bool = True, **kwargs: Any
