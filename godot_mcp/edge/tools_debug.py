@@ -20,6 +20,7 @@ from godot_mcp.errors import InvalidArgument, Timeout, Unavailable
 from godot_mcp.godot.debug import MAX_VARIABLES, Break, NoSelf, NotStopped, to_json
 from godot_mcp.godot.process.locate import engine_name
 from godot_mcp.runtime.debugging import MAX_BREAKPOINTS, parse_breakpoints
+from godot_mcp.runtime.reloading import MAX_PATHS, reload_scripts
 
 ACTIONS = ("continue", "step", "next", "out", "break")
 REASONS = ("breakpoint", "error", "step", "break")
@@ -159,6 +160,19 @@ async def control(call: ToolCall) -> types.CallToolResult:
     return ok(**_state(brk))
 
 
+async def reload(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    deps = call.deps
+    paths = a["paths"] or []
+    done = await reload_scripts(deps.games, deps.checks, call.caller, a["session_id"], paths)
+    return ok(reloaded=done)
+
+
+def reload_availability(deps: ServerDeps) -> str:
+    why = deps.checks.availability()
+    return availability_of(deps) if why == "available" else why
+
+
 def debug_availability(deps: ServerDeps) -> str:
     return availability_of(deps)
 
@@ -258,5 +272,28 @@ TOOLS = [
         required=("state",),
         idempotent=False,
         availability=debug_availability,
+    ),
+    Tool(
+        "runtime.scripts.reload",
+        "Reload changed scripts in a game",
+        "Make a running game use its scripts as they are on disk now, without a restart "
+        "(members keep their values); checked first: a script that does not parse is "
+        "refused with its place. Default: every script the game uses.",
+        reload,
+        args=(
+            SESSION_ID,
+            Arg(
+                "paths",
+                "array",
+                "res://…gd scripts",
+                min_items=1,
+                max_items=MAX_PATHS,
+                schema_extra={"items": {"type": "string", "maxLength": 1024}},
+            ),
+        ),
+        answer={"reloaded": {"type": "array", "items": STRING}},
+        required=("reloaded",),
+        idempotent=True,
+        availability=reload_availability,
     ),
 ]

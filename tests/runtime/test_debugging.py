@@ -4,6 +4,7 @@ a script error, what answers while the game is stopped, evaluation, and binding.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -252,3 +253,79 @@ async def test_another_callers_session_answers_as_an_unknown_one(debug_env: Serv
                 bob, "runtime.debug.control", {"session_id": "0" * 26, "action": "continue"}
             )
             await ok(alice, "runtime.session.stop", {"session_id": sid})
+
+
+RELOAD_GD = """\
+extends Node2D
+
+var kept = 0
+
+func value():
+\treturn 1
+
+func _process(_delta):
+\tkept += 1
+\tif kept % 10 == 0:
+\t\tprint("VALUE %d KEPT %d" % [value(), kept])
+"""
+
+
+@pytest.fixture(scope="module")
+def reload_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[ServedProject]:
+    base = tmp_path_factory.mktemp(f"reload-{engine.name}")
+    project = base / "project"
+    project.mkdir()
+    config = 4 if engine.major == 3 else 5
+    (project / "project.godot").write_text(
+        f'config_version={config}\n\n[application]\n\nrun/main_scene="res://main.tscn"\n'
+    )
+    (project / "main.gd").write_text(RELOAD_GD)
+    (project / "main.tscn").write_text(SCENE3 if engine.major == 3 else SCENE4)
+    served = serve_project(project, base / "state")
+    yield served
+    served.http.stop()
+
+
+async def _kept_after(c: Any, sid: dict[str, Any], value: int) -> int:
+    """The ``kept`` count of the first line printed with ``value`` from now on."""
+    seen = await ok(
+        c, "runtime.wait", {**sid, "until": {"log": f"VALUE {value} "}, "timeout_seconds": 20}
+    )
+    return int(seen["value"].split()[-1])
+
+
+@pytest.mark.parametrize("debugged", [False, True], ids=["plain", "debug"])
+async def test_an_edited_script_runs_after_a_reload_without_a_restart(
+    reload_env: ServedProject, engine: Engine, debugged: bool
+) -> None:
+    script = reload_env.project / "main.gd"
+    script.write_text(RELOAD_GD)
+    connect = transport_factory("stdio", reload_env)
+    with anyio.fail_after(120):
+        async with connect() as c:
+            start = {"mode": "headless", "debug": debugged}
+            sid = {"session_id": (await ok(c, "runtime.session.start", start))["session"]["id"]}
+            before = await _kept_after(c, sid, 1)
+
+            script.write_text(RELOAD_GD.replace("return 1", "return 2"))
+            reloaded = await ok(c, "runtime.scripts.reload", sid)
+            assert reloaded["reloaded"] == ["res://main.gd"]
+            after = await _kept_after(c, sid, 2)
+            assert after > before  # the same instance: its members kept their values
+
+            script.write_text(RELOAD_GD.replace("return 1", "return 3 +"))
+            refused = await answer(c, "runtime.scripts.reload", sid)
+            assert refused["outcome"] == "invalid_argument", refused
+            assert re.match(r"res://main\.gd:[67]: \S", refused["message"]), refused
+            assert refused["message"].endswith("; the game keeps its old code")
+            assert await _kept_after(c, sid, 2) > after  # still the old code
+
+            if debugged:  # at a break: the reload is applied on continue
+                script.write_text(RELOAD_GD.replace("return 1", "return 4"))
+                await ok(c, "runtime.debug.control", {**sid, "action": "break"})
+                done = await ok(c, "runtime.scripts.reload", {**sid, "paths": ["res://main.gd"]})
+                assert done["reloaded"] == ["res://main.gd"]
+                await ok(c, "runtime.debug.control", {**sid, "action": "continue"})
+                await _kept_after(c, sid, 4)
+            await ok(c, "runtime.session.stop", sid)
+    script.write_text(RELOAD_GD)

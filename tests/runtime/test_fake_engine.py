@@ -327,9 +327,21 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
                 },
             )
             assert listed["breakpoints"] == ["res://main.gd:9", "res://main.gd:12"]
+            # At a break the debugger is asked (Godot 3 reloads every script), after a check.
+            reloaded = await ok(c, "runtime.scripts.reload", {**sid, "paths": ["res://main.gd"]})
+            assert reloaded["reloaded"] == ["res://main.gd"]
+            (project / "broken.gd").write_text("BROKEN\n")
+            refused = await call(c, "runtime.scripts.reload", {**sid, "paths": ["res://broken.gd"]})
+            assert refused == {
+                "outcome": "invalid_argument",
+                "message": "res://broken.gd:1: BROKEN is no code; the game keeps its old code",
+            }
+            (project / "broken.gd").unlink()
             going = await ok(c, "runtime.debug.control", {**sid, "action": "continue"})
             assert going == {"outcome": "ok", "state": "running"}
             await ok(c, "runtime.scene.tree", sid)  # frames again
+            running = await ok(c, "runtime.scripts.reload", sid)  # through the bridge
+            assert running["reloaded"] == ["res://main.gd"]
             not_stopped = await call(c, "runtime.debug.control", {**sid, "action": "step"})
             assert not_stopped["message"] == "the game is not stopped"
             broken = await ok(c, "runtime.debug.control", {**sid, "action": "break"})

@@ -328,6 +328,12 @@ class Game:
             print("godot-mcp-mark " + str(marks[1]), file=sys.stderr, flush=True)
         return {"result": result}
 
+    def cmd_scripts(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"scripts": sorted({n["script"] for n in self.nodes.values() if "script" in n})}
+
+    def cmd_reload(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        return {"reloaded": sorted(cmd.get("paths", []))}
+
     def cmd_perf(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
         return {
             "fps": FPS,

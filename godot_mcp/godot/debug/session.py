@@ -345,8 +345,10 @@ class Debugger:
             del self.breakpoints[path]
         await self._send("breakpoint", [path, line, on])
 
-    async def reload_scripts(self) -> None:
-        await self._send("reload_scripts", [])
+    async def reload_scripts(self, paths: list[str]) -> None:
+        """Ask for a reload at the engine's next idle poll (Godot 3: of every script, it
+        takes no list; Godot 4: of ``paths``)."""
+        await self._send("reload_scripts", [] if self.major < 4 else list(paths))
 
     def _need_stop(self) -> Break:
         if self.lost is not None:

@@ -181,6 +181,10 @@ func _handle(line: String) -> void:
 		_cmd_node(id, name, cmd)
 	elif name == "perf":
 		_cmd_perf(id)
+	elif name == "scripts":
+		_send({"id": id, "ok": true, "scripts": _loaded_scripts()})
+	elif name == "reload":
+		_cmd_reload(id, cmd.get("paths", []))
 	elif name == "cancel":
 		_cmd_cancel(id, cmd.get("target"))
 	else:
@@ -296,6 +300,53 @@ func _cmd_time(id, cmd: Dictionary) -> void:
 
 # The server stopped waiting for command `target`: drop it, so nothing queued behind it waits
 # for it (an input job, a frame wait, a capture, a step: a step ends paused, as it would have).
+# The project's scripts the running game uses: those of every node in the tree and their
+# bases, sorted.
+func _loaded_scripts() -> Array:
+	var found := {}
+	var todo := [root]
+	while not todo.empty():
+		var node: Node = todo.pop_back()
+		var script = node.get_script()
+		while script != null:
+			var path: String = script.resource_path
+			if path.begins_with("res://") and path.ends_with(".gd"):
+				found[path] = true
+			script = script.get_base_script()
+		todo += node.get_children()
+	var out := found.keys()
+	out.sort()
+	return out
+
+
+# Each script read again from its file and recompiled in place; its instances keep their
+# members. The server checked that every one parses before asking.
+func _cmd_reload(id, paths) -> void:
+	if typeof(paths) != TYPE_ARRAY:
+		_fail(id, "invalid_argument", "paths must be a list")
+		return
+	var done := []
+	for p in paths:
+		var path := str(p)
+		if not path.begins_with("res://") or path.find("..") != -1 or not path.ends_with(".gd"):
+			_fail(id, "invalid_argument", "%s is not a script of the project" % path)
+			return
+		var script = load(path)
+		var file := File.new()
+		if not (script is GDScript) or file.open(path, File.READ) != OK:
+			_fail(id, "invalid_argument", "%s is not a script of the project" % path)
+			return
+		script.source_code = file.get_as_text()
+		file.close()
+		var err: int = script.reload(true)
+		if err != OK:
+			_fail(id, "failed", "%s could not be reloaded (error %d)" % [path, err])
+			return
+		done.append(path)
+	done.sort()
+	_send({"id": id, "ok": true, "reloaded": done})
+
+
 func _cmd_cancel(id, target) -> void:
 	var dropped := false
 	for i in range(_inputs.size()):

@@ -257,10 +257,59 @@ func _handle(line: String) -> void:
 		_cmd_call(id, cmd)
 	elif name == "perf":
 		_cmd_perf(id)
+	elif name == "scripts":
+		_send({"id": id, "ok": true, "scripts": _loaded_scripts()})
+	elif name == "reload":
+		_cmd_reload(id, cmd.get("paths", []))
 	elif name == "cancel":
 		_cmd_cancel(id, cmd.get("target"))
 	else:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "unknown command"})
+
+
+# The project's scripts the running game uses: those of every node in the tree and their
+# bases, sorted.
+func _loaded_scripts() -> Array:
+	var found: Dictionary = {}
+	var todo: Array = [root]
+	while not todo.is_empty():
+		var node: Node = todo.pop_back()
+		var script: Variant = node.get_script()
+		while script != null:
+			var path: String = script.resource_path
+			if path.begins_with("res://") and path.ends_with(".gd"):
+				found[path] = true
+			script = script.get_base_script()
+		todo.append_array(node.get_children())
+	var out: Array = found.keys()
+	out.sort()
+	return out
+
+
+# Each script read again from its file and recompiled in place; its instances keep their
+# members. The server checked that every one parses before asking.
+func _cmd_reload(id: Variant, paths: Variant) -> void:
+	if typeof(paths) != TYPE_ARRAY:
+		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "paths must be a list"})
+		return
+	var done: Array = []
+	for p: Variant in paths:
+		var path: String = str(p)
+		var bad: bool = not path.begins_with("res://") or path.contains("..") or not path.ends_with(".gd")
+		var script: Variant = null if bad else load(path)
+		if bad or not (script is GDScript) or not FileAccess.file_exists(path):
+			_send({"id": id, "ok": false, "error": "invalid_argument",
+				"message": "%s is not a script of the project" % path})
+			return
+		script.source_code = FileAccess.get_file_as_string(path)
+		var err: int = script.reload(true)
+		if err != OK:
+			_send({"id": id, "ok": false, "error": "failed",
+				"message": "%s could not be reloaded (error %d)" % [path, err]})
+			return
+		done.append(path)
+	done.sort()
+	_send({"id": id, "ok": true, "reloaded": done})
 
 
 # The engine's own performance monitors, read at once; draw calls are null where nothing draws.

@@ -240,6 +240,20 @@ class Written:
 
 
 @dataclass(frozen=True)
+class Scripts:
+    """``scripts`` and ``reload``: ``res://`` script paths (those in use; those reloaded)."""
+
+    paths: list[str]
+
+    @classmethod
+    def parse(cls, cmd: str, key: str, reply: Any) -> Scripts:
+        items = _Reply(cmd, reply).items(key)
+        if not all(isinstance(p, str) and p.startswith("res://") for p in items):
+            raise Malformed(cmd, key, "are not res:// paths")
+        return cls(items)
+
+
+@dataclass(frozen=True)
 class Called:
     """``call``: the method's result (§7's encoding, passed through)."""
 

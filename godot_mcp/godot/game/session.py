@@ -69,6 +69,7 @@ from godot_mcp.godot.game.protocol import (
     Perf,
     Ping,
     Ready,
+    Scripts,
     Tree,
     Values,
     Written,
@@ -422,6 +423,16 @@ class GameSession:
     async def set(self, path: str, values: dict[str, Any]) -> Written:
         """Write a node's properties; each as the node holds it after."""
         return Written.parse(await self._command("set", path=path, values=values))
+
+    async def loaded_scripts(self) -> list[str]:
+        """The project's scripts the game uses (its nodes' scripts and their bases)."""
+        return Scripts.parse("scripts", "scripts", await self._command("scripts")).paths
+
+    async def reload(self, paths: Sequence[str], timeout: float = 30) -> list[str]:
+        """Read ``paths`` again and recompile them in the running game (instances keep their
+        members); the paths reloaded. The caller makes sure they parse."""
+        reply = await self._command("reload", timeout, paths=list(paths))
+        return Scripts.parse("reload", "reloaded", reply).paths
 
     async def perf(self) -> Perf:
         """The engine's performance monitors at one frame."""

@@ -1,0 +1,72 @@
+"""``runtime.scripts.reload``: a running game takes the project's scripts as they are now.
+
+The scripts are checked first with ``project.check``'s own run (the project's headless Godot,
+sandboxed): one that does not parse is refused with its place and the engine's message, and
+the game keeps its old code. A running game then recompiles them through its bridge, in place
+(instances keep their members), and answers once that is done; a game stopped at a break
+(whose bridge cannot answer) is told by its debugger, which applies it on continue: Godot 3
+reloads every script whatever is asked, Godot 4 the ones named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from godot_mcp.errors import InvalidArgument
+from godot_mcp.godot import check
+from godot_mcp.godot.project import tree
+from godot_mcp.runtime.checks import CheckService
+from godot_mcp.runtime.debugging import parse_breakpoints
+from godot_mcp.runtime.games import GameService
+from godot_mcp.store.values import Caller
+
+__all__ = ["MAX_PATHS", "reload_scripts"]
+
+MAX_PATHS = 200
+
+
+def _scripts(project: Path, paths: Sequence[str]) -> list[str]:
+    """``paths`` checked as scripts of the project (the breakpoints' own rule, no line)."""
+    for path in paths:
+        if not isinstance(path, str) or not path.endswith(".gd"):
+            raise InvalidArgument(f"{str(path)[:200]} is not a script of the project")
+    parse_breakpoints(project, [f"{p}:1" for p in paths])
+    return sorted(set(paths))
+
+
+def _all_scripts(project: Path) -> list[str]:
+    """Every GDScript file of the project, as Godot's file system sees them."""
+    return [p for p in check.select(tree.plan(project), None) if p.endswith(".gd")]
+
+
+async def reload_scripts(
+    games: GameService, checks: CheckService, caller: Caller, session_id: str, paths: list[str]
+) -> list[str]:
+    """Reload ``paths`` (default: every script the game uses) in the caller's game; the
+    paths reloaded."""
+    managed = games.get(caller, session_id)
+    rt = games.rt
+    named = await rt.disk(_scripts, rt.project, paths) if paths else []
+    debug = managed.debug.debugger if managed.debug is not None else None
+    stopped = debug is not None and debug.lost is None and debug.stopped is not None
+    if named:
+        targets = named
+    elif stopped:
+        targets = await rt.disk(_all_scripts, rt.project)
+    else:
+        targets = await managed.game.loaded_scripts()
+    if not targets:
+        return []
+    report = await checks.run(targets)
+    for problem in report.problems:
+        if problem.kind in ("parse", "load") and problem.path in targets:
+            at = f"{problem.path}:{problem.line}" if problem.line else problem.path
+            raise InvalidArgument(f"{at}: {problem.message}; the game keeps its old code")
+    if stopped and debug is not None:
+        if debug.major < 4:
+            await debug.reload_scripts([])
+            return await rt.disk(_all_scripts, rt.project)  # Godot 3 reloads them all
+        await debug.reload_scripts(targets)
+        return targets
+    return await managed.game.reload(targets)
