@@ -293,8 +293,11 @@ func _cmd_reload(id: Variant, paths: Variant) -> void:
 		_send({"id": id, "ok": false, "error": "invalid_argument", "message": "paths must be a list"})
 		return
 	var done: Array = []
-	for p: Variant in paths:
-		var path: String = str(p)
+	var items: Array = paths
+	var i: int = 0
+	while i < items.size():
+		var path: String = str(items[i])
+		i += 1
 		var bad: bool = not path.begins_with("res://") or path.contains("..") or not path.ends_with(".gd")
 		var script: Variant = null if bad else load(path)
 		if bad or not (script is GDScript) or not FileAccess.file_exists(path):
