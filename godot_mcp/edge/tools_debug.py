@@ -18,6 +18,7 @@ from godot_mcp.edge.tools_runtime import (
 )
 from godot_mcp.errors import InvalidArgument, Timeout, Unavailable
 from godot_mcp.godot.debug import MAX_VARIABLES, Break, NoSelf, NotStopped, to_json
+from godot_mcp.godot.game import stopped_error
 from godot_mcp.godot.process.locate import engine_name
 from godot_mcp.runtime.debugging import MAX_BREAKPOINTS, parse_breakpoints
 from godot_mcp.runtime.reloading import MAX_PATHS, reload_scripts
@@ -30,6 +31,19 @@ FRAME = {
     "type": "object",
     "properties": {"path": STRING, "line": INTEGER, "function": STRING},
     "required": ["path", "line", "function"],
+    "additionalProperties": False,
+}
+MEASURED = {
+    "type": "object",
+    "properties": {
+        "function": STRING,
+        "path": STRING,
+        "line": INTEGER,
+        "calls": INTEGER,
+        "self_ms": {"type": "number"},
+        "total_ms": {"type": "number"},
+    },
+    "required": ["function", "path", "line", "calls", "self_ms", "total_ms"],
     "additionalProperties": False,
 }
 STATE = {
@@ -160,6 +174,29 @@ async def control(call: ToolCall) -> types.CallToolResult:
     return ok(**_state(brk))
 
 
+async def profile(call: ToolCall) -> types.CallToolResult:
+    a = call.args
+    debugger = call.deps.games.get(call.caller, a["session_id"]).debugger()
+    try:
+        got = await debugger.profile(a["seconds"])
+    except NotStopped:
+        if debugger.stopped is not None:
+            raise stopped_error(debugger.stopped.where) from None
+        raise Unavailable(f"the debugger connection was lost: {debugger.lost}") from None
+    functions = [
+        {
+            "function": m.function,
+            "path": m.path,
+            "line": m.line,
+            "calls": m.calls,
+            "self_ms": round(m.self_s * 1000, 3),
+            "total_ms": round(m.total_s * 1000, 3),
+        }
+        for m in got.functions()[: a["max_functions"]]
+    ]
+    return ok(frames=got.frames, functions=functions)
+
+
 async def reload(call: ToolCall) -> types.CallToolResult:
     a = call.args
     deps = call.deps
@@ -271,6 +308,25 @@ TOOLS = [
         answer=STATE,
         required=("state",),
         idempotent=False,
+        availability=debug_availability,
+    ),
+    Tool(
+        "runtime.profile.capture",
+        "Profile a debugged game's scripts",
+        "Run the engine's own script profiler for some seconds of a game started with debug: "
+        "the functions it measured with calls, self and total ms, busiest (self) first.",
+        profile,
+        args=(
+            SESSION_ID,
+            Arg("seconds", "number", "wall-clock seconds", minimum=0.1, maximum=10, default=2),
+            Arg("max_functions", "integer", minimum=1, maximum=200, default=50),
+        ),
+        answer={
+            "frames": INTEGER,
+            "functions": {"type": "array", "items": MEASURED},
+        },
+        required=("frames", "functions"),
+        read_only=True,
         availability=debug_availability,
     ),
     Tool(

@@ -198,3 +198,19 @@ async def test_a_game_that_breaks_the_framing_loses_its_debugger(major: int) -> 
     assert dbg.lost == "the game sent what is not the debugger's protocol: unknown type id 250"
     with pytest.raises(NotStopped, match="unknown type id 250"):
         await dbg.variables(0)
+
+
+@pytest.mark.parametrize("major", [3, 4])
+def test_the_profilers_messages_give_each_function_its_calls_and_times(major: int) -> None:
+    from godot_mcp.godot.debug.session import Profile
+
+    profile = Profile(major)
+    for m in replay(f"godot{major}-profile.bin", major):
+        profile.take(m)
+    (busiest,) = profile.functions()  # only _process ran while it was on
+    line = 11 if major == 3 else 12  # Godot 3 names the func line, Godot 4 its first body line
+    assert (busiest.path, busiest.line, busiest.function) == ("res://main.gd", line, "_process")
+    assert busiest.calls == (317 if major == 3 else 69)  # the engine's own total
+    assert 0 < busiest.self_s <= busiest.total_s < 0.01
+    assert profile.frames == (317 if major == 3 else 69)
+    assert profile.signatures[0][2] == "_process"

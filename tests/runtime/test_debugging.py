@@ -329,3 +329,76 @@ async def test_an_edited_script_runs_after_a_reload_without_a_restart(
                 await _kept_after(c, sid, 4)
             await ok(c, "runtime.session.stop", sid)
     script.write_text(RELOAD_GD)
+
+
+PROFILE_GD = """\
+extends Node2D
+
+var sum = 0
+
+func busy():
+\tvar s = 0
+\tfor i in range(3000):
+\t\ts += i % 7
+\treturn s
+
+func light():
+\treturn 1
+
+func _process(_delta):
+\tsum += busy() + light()
+"""
+
+
+@pytest.fixture(scope="module")
+def profile_env(
+    tmp_path_factory: pytest.TempPathFactory, engine: Engine
+) -> Iterator[ServedProject]:
+    base = tmp_path_factory.mktemp(f"profile-{engine.name}")
+    project = base / "project"
+    project.mkdir()
+    config = 4 if engine.major == 3 else 5
+    (project / "project.godot").write_text(
+        f'config_version={config}\n\n[application]\n\nrun/main_scene="res://main.tscn"\n'
+    )
+    (project / "main.gd").write_text(PROFILE_GD)
+    (project / "main.tscn").write_text(SCENE3 if engine.major == 3 else SCENE4)
+    served = serve_project(project, base / "state")
+    yield served
+    served.http.stop()
+
+
+async def test_the_profiler_names_the_busiest_function(
+    profile_env: ServedProject, engine: Engine
+) -> None:
+    connect = transport_factory("stdio", profile_env)
+    with anyio.fail_after(90):
+        async with connect() as c:
+            plain = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]
+            refused = await answer(c, "runtime.profile.capture", {"session_id": plain["id"]})
+            assert refused["message"] == "the session was started without debug"
+            start = {"mode": "headless", "debug": True}
+            sid = {"session_id": (await ok(c, "runtime.session.start", start))["session"]["id"]}
+            await ok(c, "runtime.wait", {**sid, "until": {"frames": 5}})
+            measured = await ok(c, "runtime.profile.capture", {**sid, "seconds": 1})
+            frames = measured["frames"]
+            assert frames >= 10, measured
+            first = measured["functions"][0]
+            line = 5 if engine.major == 3 else 6  # the func line; Godot 4: its first body line
+            assert (first["function"], first["path"], first["line"]) == (
+                "busy",
+                "res://main.gd",
+                line,
+            )
+            assert frames * 0.8 <= first["calls"] <= frames * 1.2 + 2, measured
+            assert first["self_ms"] > 0 and first["total_ms"] >= first["self_ms"]
+            names = [f["function"] for f in measured["functions"]]
+            assert {"busy", "light", "_process"} <= set(names), names
+            selfs = [f["self_ms"] for f in measured["functions"]]
+            assert selfs == sorted(selfs, reverse=True)
+            few = await ok(
+                c, "runtime.profile.capture", {**sid, "seconds": 0.3, "max_functions": 1}
+            )
+            assert len(few["functions"]) == 1
+            log = await ok(c, "runtime.log.read", {**sid, "max_lines": 1000})
+            assert not [x for x in log["lines"] if x["text"].startswith("PROFILING")]

@@ -340,6 +340,18 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
             going = await ok(c, "runtime.debug.control", {**sid, "action": "continue"})
             assert going == {"outcome": "ok", "state": "running"}
             await ok(c, "runtime.scene.tree", sid)  # frames again
+            measured = await ok(c, "runtime.profile.capture", {**sid, "seconds": 0.2})
+            assert measured["frames"] == 3
+            assert measured["functions"] == [
+                {
+                    "function": "_process",
+                    "path": "res://main.gd",
+                    "line": 5,
+                    "calls": 3,
+                    "self_ms": 3.0,
+                    "total_ms": 6.0,
+                }
+            ]
             running = await ok(c, "runtime.scripts.reload", sid)  # through the bridge
             assert running["reloaded"] == ["res://main.gd"]
             not_stopped = await call(c, "runtime.debug.control", {**sid, "action": "step"})
@@ -348,6 +360,12 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
             assert (broken["state"], broken["reason"], broken["stack"]) == ("break", "break", [])
             again = await ok(c, "runtime.debug.control", {**sid, "action": "break"})
             assert again == broken  # nothing sent: a second break would resume the game
+            stopped_profile = await call(c, "runtime.profile.capture", sid)
+            assert stopped_profile == {
+                "outcome": "unavailable",
+                "message": "the game is stopped at a break between frames; "
+                "resume it with runtime.debug.control",
+            }
             stopped = await ok(c, "runtime.session.stop", sid)
             assert stopped["state"] == "stopped"
 

@@ -386,6 +386,8 @@ def _var(value: Any) -> bytes:
         return struct.pack("<II", 1, int(value))
     if isinstance(value, int):
         return struct.pack("<Ii", 2, value)
+    if isinstance(value, float):
+        return struct.pack("<Id", 3 | 1 << 16, value)
     if isinstance(value, str):
         raw = value.encode()
         return struct.pack("<II", 4, len(raw)) + raw + b"\0" * (-len(raw) % 4)
@@ -490,6 +492,14 @@ class FakeDebugger:
             self.at = ("", 0)
             self.running.clear()
             self.send("debug_enter", True, "Breakpoint")
+        elif name == "start_profiling" and self.at is None:
+            self.send("profile_sig", "res://main.gd::5::_process", 0)
+            for frame in range(3):  # frame, its times, script time, D, F, (id, calls, total, self)
+                self.send(
+                    "profile_frame", frame, 0.01, 0.01, 0.0, 0.0166, 0.002, 0, 1, 0, 1, 0.002, 0.001
+                )
+        elif name == "stop_profiling":
+            self.send("profile_total", 3, 0.03, 0.03, 0.0, 0.0166, 0.006, 0, 1, 0, 3, 0.006, 0.003)
         elif name == "breakpoint":
             path, line, on = args
             if on:

@@ -33,9 +33,10 @@ import anyio.abc
 from godot_mcp.godot.debug.variant import Dictionary, Malformed
 from godot_mcp.godot.debug.wire import Framer, Message
 
-__all__ = ["Break", "Debugger", "Frame", "NoSelf", "NotStopped", "Variables"]
+__all__ = ["Break", "Debugger", "Frame", "Measured", "NoSelf", "NotStopped", "Profile", "Variables"]
 
 MAX_VARIABLES = 200  # of each group a frame answers
+PROFILED_FUNCTIONS = 512  # the engines' own most (they keep the cheapest when there are more)
 MAX_SKIPS = 500  # steps taken out of the server's own script before the game just runs on
 
 
@@ -65,9 +66,10 @@ class Break:
 
     @property
     def where(self) -> str:
-        top = self.stack[0] if self.stack else None
-        place = f"{top.path}:{top.line}" if top else "between frames"
-        return f"{place} ({self.reason})"
+        """``res://a.gd:3 (breakpoint)``; ``a break between frames`` with no stack."""
+        if not self.stack:
+            return "a break between frames"
+        return f"{self.stack[0].path}:{self.stack[0].line} ({self.reason})"
 
 
 @dataclass
@@ -109,6 +111,7 @@ class Debugger:
         self._entered: str | None = None  # debug_enter's error, until the stack comes
         self._last_action: str | None = None
         self._skips = 0
+        self._profile: Profile | None = None
         self._thread = 1
         self._changed = anyio.Event()
         self._waiters: dict[str, list[list[Message]]] = {}
@@ -169,6 +172,9 @@ class Debugger:
                     self._on_break(self.stopped)
                 self._notify()
             self._answer(m)
+        elif self._profile is not None and self._profile.take(m):
+            if m.name in ("profile_total", "servers:profile_total"):
+                self._answer(m, "profile_total")
         elif m.name == "stack_frame_vars" and self.major >= 4:
             self._vars = Variables()
             self._vars_left = int(m.args[0]) if m.args and isinstance(m.args[0], int) else 0
@@ -338,6 +344,38 @@ class Debugger:
             await self.wait_for_change(left)
         return self.stopped if self.stopped is not brk else None
 
+    async def profile(self, seconds: float, timeout: float = 5) -> Profile:
+        """The engine's script profiler on for ``seconds`` of a running game: what it measured.
+        NotStopped (saying where) if the game is or becomes stopped at a break meanwhile."""
+        if self.lost is not None:
+            raise NotStopped(self.lost)
+        if self.stopped is not None:
+            raise NotStopped(self.stopped.where)
+        profile = Profile(self.major)
+        self._profile = profile
+        got: list[Message] = []
+        self._waiters.setdefault("profile_total", []).append(got)
+        try:
+            if self.major < 4:
+                await self._send("start_profiling", [PROFILED_FUNCTIONS])
+            else:
+                await self._send("profiler:servers", [True, [PROFILED_FUNCTIONS, False]])
+            with anyio.move_on_after(seconds):
+                await self.until_stopped()
+            if self.stopped is not None:
+                raise NotStopped(self.stopped.where)
+            await self._send(
+                "stop_profiling" if self.major < 4 else "profiler:servers",
+                [] if self.major < 4 else [False],
+            )
+            with anyio.move_on_after(timeout):
+                while not got and self.lost is None and self.stopped is None:
+                    await self._changed.wait()
+            return profile
+        finally:
+            self._profile = None
+            self._waiters["profile_total"].remove(got)
+
     async def set_breakpoint(self, path: str, line: int, on: bool) -> None:
         lines = self.breakpoints.setdefault(path, set())
         (lines.add if on else lines.discard)(line)
@@ -360,6 +398,110 @@ class Debugger:
     async def aclose(self) -> None:
         with contextlib.suppress(Exception):
             await self._stream.aclose()
+
+
+@dataclass
+class Measured:
+    """One function as the profiler measured it (seconds)."""
+
+    path: str
+    line: int
+    function: str
+    calls: int = 0
+    self_s: float = 0.0
+    total_s: float = 0.0
+
+
+class Profile:
+    """The profiler's messages, gathered: signatures, frames, and the engine's own total.
+
+    Godot 3: ``profile_sig [signature, id]``, ``profile_frame`` (8 values: frame, its times,
+    script time, D, F; D categories; F × (id, calls, total, self)) and ``profile_total`` (the
+    same, D = 0). Godot 4: ``servers:function_signature``, ``servers:profile_frame`` (6 values,
+    S servers each with a count of the values that follow, the count of the function values,
+    then id, calls, self, total and, since 4.3, internal time each) and
+    ``servers:profile_total``. Signatures are ``path::line::function``.
+    """
+
+    def __init__(self, major: int) -> None:
+        self.major = major
+        self.signatures: dict[int, tuple[str, int, str]] = {}
+        self.frames = 0
+        self._sum: dict[int, Measured] = {}
+        self.total: dict[int, Measured] | None = None
+
+    def take(self, m: Message) -> bool:
+        """Keep ``m`` if it is the profiler's; whether it was."""
+        if m.name in ("profile_sig", "servers:function_signature"):
+            if len(m.args) >= 2 and isinstance(m.args[0], str) and isinstance(m.args[1], int):
+                self.signatures[m.args[1]] = _signature(m.args[0])
+            return True
+        if m.name in ("profile_frame", "servers:profile_frame"):
+            self.frames += 1
+            for sig, calls, self_s, total_s in self._functions(m.args):
+                into = self._sum.setdefault(sig, Measured("", 0, ""))
+                into.calls += calls
+                into.self_s += self_s
+                into.total_s += total_s
+            return True
+        if m.name in ("profile_total", "servers:profile_total"):
+            self.total = {}
+            for sig, calls, self_s, total_s in self._functions(m.args):
+                self.total[sig] = Measured("", 0, "", calls, self_s, total_s)
+            return True
+        return False
+
+    def _functions(self, a: list[Any]) -> list[tuple[int, int, float, float]]:
+        try:
+            if self.major < 4:
+                d, f = int(a[6]), int(a[7])
+                rows = a[8 + 2 * d : 8 + 2 * d + 4 * f]
+                return [(r[0], r[1], float(r[3]), float(r[2])) for r in _chunks(rows, 4)]
+            pos = 7
+            for _ in range(int(a[6])):
+                pos += 2 + int(a[pos + 1])
+            count = int(a[pos])
+            rows = a[pos + 1 : pos + 1 + count]
+            stride = 5 if count % 5 == 0 and _typed(rows, 5) else 4
+            return [(r[0], r[1], float(r[2]), float(r[3])) for r in _chunks(rows, stride)]
+        except (IndexError, TypeError, ValueError):
+            return []  # a frame the server cannot read counts for nothing
+
+    def functions(self) -> list[Measured]:
+        """Every project function measured, busiest (self time) first."""
+        source = self.total if self.total else self._sum
+        out = []
+        for sig, m in source.items():
+            known = self.signatures.get(sig)
+            if known is None or not known[0].startswith("res://") or m.calls <= 0:
+                continue
+            out.append(Measured(*known, m.calls, m.self_s, m.total_s))
+        out.sort(key=lambda m: (-m.self_s, -m.total_s, m.path, m.line))
+        return out
+
+
+def _signature(text: str) -> tuple[str, int, str]:
+    parts = text.rsplit("::", 2)
+    if len(parts) != 3:
+        return text, 0, ""
+    path, line, function = parts
+    return path, int(line) if line.isdigit() and len(line) < 10 else 0, function
+
+
+def _chunks(rows: list[Any], size: int) -> list[list[Any]]:
+    return [rows[i : i + size] for i in range(0, len(rows) - size + 1, size)]
+
+
+def _typed(rows: list[Any], stride: int) -> bool:
+    """Rows of (int id, int calls, then floats) at this stride."""
+    for r in _chunks(rows, stride):
+        if not (isinstance(r[0], int) and isinstance(r[1], int)):
+            return False
+        if not all(isinstance(x, float | int) and not isinstance(x, bool) for x in r[2:]):
+            return False
+        if any(isinstance(x, int) for x in r[2:]):
+            return False
+    return True
 
 
 def _int(value: Any) -> int:

@@ -3,7 +3,7 @@
 from godot_mcp.godot.game.args import MAX_ARG_CHARS, MAX_ARGS, check_game_args
 from godot_mcp.godot.game.capture import Capture
 from godot_mcp.godot.game.files import open_game_stream
-from godot_mcp.godot.game.gate import Gate
+from godot_mcp.godot.game.gate import Gate, stopped_error
 from godot_mcp.godot.game.log import LEVELS, Entry, Page, decode_cursor, encode_cursor
 from godot_mcp.godot.game.preview import Preview, RawFrame, downscale
 from godot_mcp.godot.game.session import (
@@ -40,6 +40,7 @@ __all__ = [
     "downscale",
     "encode_cursor",
     "open_game_stream",
+    "stopped_error",
     "validate_recording",
     "wait_for_line",
     "wait_until",

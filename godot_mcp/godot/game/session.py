@@ -101,6 +101,7 @@ MIN_SIZE, MAX_SIZE = 16, 8192
 EXIT_WAIT = 2.0
 MARK_WAIT = 2.0  # how long a call's end marker may trail its reply (output the pipe still holds)
 _RETIRED_MARKS = 64
+_DEBUGGER_LINES = frozenset({"PROFILING ALRIGHT!", "PROFILING END!"})
 # The commands whose arguments carry §7 values, and the argument that does.
 _VALUES = {"set": "values", "call": "args"}
 _BRIDGES = {3: "bridge3.gd", 4: "bridge4.gd"}
@@ -520,6 +521,8 @@ class GameSession:
         call was given (a game printing one) is the game's own and stays in its log; only
         the first line of a mark counts.
         """
+        if self.gate is not None and stream == "stdout" and text in _DEBUGGER_LINES:
+            return True  # Godot 3.2's answer to the server's own profiler requests
         if stream != "stderr" or not text.startswith(MARK_PREFIX):
             return False
         token = parse_mark(text)
