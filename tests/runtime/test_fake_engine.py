@@ -379,6 +379,43 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
                 }
 
 
+async def test_a_lost_or_garbled_debugger_never_stalls_the_server(tmp_path: Path) -> None:
+    """A debugger connection that ends while the game is stopped ends the game (it would
+    stay stopped for ever); one that sends what is not the protocol is dropped, and the game
+    and the server go on."""
+    project = make_project(tmp_path / "project")
+    for name in ("main.gd", "drop.gd", "garbage.gd"):
+        (project / name).write_text("extends Node\n" * 5)
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            args = {"debug": True, "breakpoints": ["res://main.gd:3"]}
+            stopped = (await ok(c, "runtime.session.start", args))["session"]["id"]
+            await ok(c, "runtime.debug.state", {"session_id": stopped, "wait_seconds": 5})
+            drop = {"session_id": stopped, "set": ["res://drop.gd:1"]}
+            await call(c, "runtime.debug.breakpoints", drop)
+            while (await ok(c, "runtime.session.list"))["sessions"][0]["state"] != "exited":
+                await anyio.sleep(0.05)
+            (listed,) = (await ok(c, "runtime.session.list"))["sessions"]
+            assert listed["debug"] is False
+            errors = await ok(c, "runtime.log.read", {"session_id": stopped, "min_level": "error"})
+            assert errors["lines"][-1]["text"] == (
+                "the debugger connection was lost while the game was stopped "
+                "(the game closed the debugger connection); the game was ended"
+            )
+            await ok(c, "runtime.session.stop", {"session_id": stopped})
+
+            running = (await ok(c, "runtime.session.start", {"debug": True}))["session"]["id"]
+            sid = {"session_id": running}
+            await call(c, "runtime.debug.breakpoints", {**sid, "set": ["res://garbage.gd:1"]})
+            lost = "the debugger connection was lost: the game sent what is not the debugger's "
+            lost += "protocol: unknown type id 250"
+            with anyio.fail_after(5):
+                while (await call(c, "runtime.debug.state", sid)).get("message") != lost:
+                    await anyio.sleep(0.05)
+            assert (await ok(c, "runtime.session.list"))["sessions"][0]["debug"] is False
+            assert (await ok(c, "runtime.scene.tree", sid))["nodes"]  # the game goes on
+
+
 def engine_processes(folder: Path) -> list[int]:
     """The pids of processes running the fake engine copied into ``folder``."""
     found = []

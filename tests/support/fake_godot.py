@@ -500,6 +500,12 @@ class FakeDebugger:
                 )
         elif name == "stop_profiling":
             self.send("profile_total", 3, 0.03, 0.03, 0.0, 0.0166, 0.006, 0, 1, 0, 3, 0.006, 0.003)
+        elif name == "breakpoint" and args[0] == "res://drop.gd":  # the connection ends
+            self.sock.close()
+            raise SystemExit
+        elif name == "breakpoint" and args[0] == "res://garbage.gd":  # no Variant at all
+            with self.lock:
+                self.sock.sendall(struct.pack("<II", 4, 250))
         elif name == "breakpoint":
             path, line, on = args
             if on:
@@ -573,7 +579,7 @@ def main(argv: list[str]) -> int:
     game = Game(width, height)
     game.malformed = scene == "res://malformed.tscn"
     debugger = None
-    if "--remote-debug" in argv:
+    if "--remote-debug" in argv and scene != "res://nodebug.tscn":
         given = argv[argv.index("--breakpoints") + 1] if "--breakpoints" in argv else ""
         debugger = FakeDebugger(argv[argv.index("--remote-debug") + 1], given)
         threading.Thread(target=debugger.serve, daemon=True).start()

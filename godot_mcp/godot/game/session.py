@@ -857,8 +857,13 @@ class GameRunner:
                     await session._connect_or_stop(listener, background)
         except TimeoutError:
             await self._discard(session)
-            what = "connect back" if session._conn is None else "load its scene"
             tail = one_line(session.log_tail(6), 400)
+            if attach is not None and session.gate is None:
+                raise GameFailed(
+                    f"the game's debugger did not connect within {timeout:g} s; the game was "
+                    f"ended: {tail or 'no output'}"
+                ) from None
+            what = "connect back" if session._conn is None else "load its scene"
             raise GameTimeout(
                 f"the game did not {what} within {timeout:g} s: {tail or 'no output'}",
             ) from None
