@@ -199,6 +199,8 @@ async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, s
         stopped = await call(client, "runtime.session.stop", {"session_id": session["id"]})
         say(f"  session stopped: exit code {stopped['exit_code']}")
 
+        await debug_step(client)
+
         say("exports:")
         packs = await export(client, "Pack", "pack", out)
         linux = out / "linux"
@@ -207,6 +209,23 @@ async def stdio_part(out: Path, state: Path, env: dict[str, str]) -> dict[str, s
         listed = (await client.list_resources()).resources
         say(f"resources/list shows {len(listed)} artifact(s) for this client")
         return {a["name"]: a["sha256"] for a in packs}
+
+
+async def debug_step(client: Client) -> None:
+    """The engine's own debugger: stop the spinner at a breakpoint, show where and one local,
+    then let it run on."""
+    where = "res://spinner.gd:20"  # t += -delta if reversed else delta
+    args = {"mode": "headless", "debug": True, "breakpoints": [where]}
+    sid = (await call(client, "runtime.session.start", args))["session"]["id"]
+    at = await call(client, "runtime.debug.state", {"session_id": sid, "wait_seconds": 10})
+    stack = " <- ".join(f"{f['function']} {f['path']}:{f['line']}" for f in at["stack"])
+    values = await call(client, "runtime.debug.variables", {"session_id": sid})
+    say(f"debugger: stopped at a {at['reason']}: {stack}; delta = {values['locals']['delta']}")
+    await call(client, "runtime.debug.breakpoints", {"session_id": sid, "clear": [where]})
+    going = await call(client, "runtime.debug.control", {"session_id": sid, "action": "continue"})
+    waited = await call(client, "runtime.wait", {"session_id": sid, "until": {"frames": 10}})
+    say(f"  continued: {going['state']}, frame {waited['frame']} reached")
+    await call(client, "runtime.session.stop", {"session_id": sid})
 
 
 async def runtime_loop(client: Client, sid: str, out: Path) -> None:
