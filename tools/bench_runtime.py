@@ -12,6 +12,10 @@ round trip (a no-op ``ping``), and that round trip plus the bridge's own walk of
 ``runtime.input.send`` and ``runtime.log.read`` <= 1.5x the round trip;
 ``runtime.scene.tree`` of the 1,000-node scene <= 2x its floor; ``runtime.node.call`` <= 1.5x
 ``runtime.node.get`` (a call is one bridge round trip too: no wait for late error lines).
+With ``debug`` (interface §10): a breakpoint hit to ``runtime.debug.state`` answering <= two
+of the game's frames + 5 ms; ``runtime.debug.variables`` of a frame of 50 script variables
+<= 1.5x ``runtime.node.get`` of the same 50; the game's frame time with the debugger attached
+<= 1.05x without.
 Exits 1 when a goal is missed on either engine. The project is written in each engine's
 format.
 
@@ -63,10 +67,16 @@ poke={
 "events": [  ]
 }
 """
+VARIABLES = [f"v{i}" for i in range(50)]
 SCRIPT = (
     'extends Node2D\n\nvar value := 1\n\nfunc _ready():\n\tprint("ready")\n\n'
-    "func poke(by):\n\treturn value + by\n"
+    "func poke(by):\n\treturn value + by\n\n"
+    "func _process(_delta):\n"
+    "\tvar s = 0\n"  # line 13: the debug cases' breakpoint
+    "\tfor i in range(20000):\n\t\ts += i % 3\n"
+    "\tvalue = 1 + s % 2\n\n" + "".join(f"var {v} := {i}\n" for i, v in enumerate(VARIABLES))
 )
+BREAK_LINE = "res://many.gd:13"
 
 
 def make_project(root: Path, major: int) -> Path:
@@ -118,6 +128,83 @@ async def timed(rounds: int, fn: Callable[[], Awaitable[Any]]) -> float:
         if i >= 2:
             samples.append(time.perf_counter() - t)
     return statistics.median(samples)
+
+
+async def frame_ms(c: Client, sids: list[str], rounds: int) -> list[float]:
+    """The median of the engine's own process time per frame (ms) of each game, read side by
+    side (the machine's noise falls on both alike) every half second, ``rounds`` times, once
+    the engine's monitors (read once a second) have their first second."""
+    samples: list[list[float]] = [[] for _ in sids]
+    with anyio.fail_after(rounds + 30):
+        while min(len(x) for x in samples) < rounds:
+            for sid, into in zip(sids, samples, strict=True):
+                r = await c.call_tool("runtime_perf_read", {"session_id": sid})
+                perf = r.structured_content
+                if perf["fps"] > 1:
+                    into.append(perf["frame_ms"])
+            await anyio.sleep(0.5)
+    return [statistics.median(x) for x in samples]
+
+
+async def debug_rows(c: Client, rounds: int, plain: str) -> list[Row]:
+    """The debugger's figures on a game started with ``debug``: a breakpoint hit to
+    ``runtime.debug.state`` answering (floor: two of the game's frames + 5 ms), the variables
+    of a frame of 50 script variables (floor: ``runtime.node.get`` of the same 50), and the
+    game's frame time with the debugger attached (floor: the same game without).
+
+    A stopped engine reads its debugger's commands every 10 ms or so (its break loop sleeps
+    between looks), as a running bridge reads its own once a frame: both are timed from a
+    random point of those waits."""
+    started = await c.call_tool("runtime_session_start", {"mode": "headless", "debug": True})
+    sid = {"session_id": started.structured_content["session"]["id"]}
+
+    async def ok(tool: str, **args: Any) -> dict[str, Any]:
+        r = await c.call_tool(tool, {**sid, **args})
+        assert r.structured_content["outcome"] == "ok", r.structured_content
+        return dict(r.structured_content)
+
+    plain_frame, debug_frame = await frame_ms(c, [plain, sid["session_id"]], rounds)
+    fps = (await ok("runtime_perf_read"))["fps"] or 60.0
+    hits, reads, gets = [], [], []
+    await ok("runtime_debug_breakpoints", set=[BREAK_LINE])
+    await ok("runtime_debug_state", wait_seconds=5)
+    for _ in range(rounds):
+        # From a resume to the next hit of a line the game runs every frame: the hit comes
+        # within that frame, so the time is the hit to the answer, plus at most one frame.
+        t = time.perf_counter()
+        await ok("runtime_debug_control", action="continue")
+        at = await ok("runtime_debug_state", wait_seconds=5)
+        hits.append(time.perf_counter() - t)
+        assert at["state"] == "break", at
+        await anyio.sleep(PHASE.uniform(0, FRAME))  # as an agent's call: any time after
+        t = time.perf_counter()
+        shown = await ok("runtime_debug_variables")
+        reads.append(time.perf_counter() - t)
+        assert set(VARIABLES) <= set(shown["members"]), shown
+    await ok("runtime_debug_breakpoints", clear=[BREAK_LINE])
+    await ok("runtime_debug_control", action="continue")
+    for _ in range(rounds):
+        await anyio.sleep(PHASE.uniform(0, FRAME))
+        t = time.perf_counter()
+        await ok("runtime_node_get", path="/root/Many", properties=VARIABLES)
+        gets.append(time.perf_counter() - t)
+    await c.call_tool("runtime_session_stop", sid)
+    hit, read, get50 = (statistics.median(x) for x in (hits, reads, gets))
+    floor = 2 / fps + 0.005
+    print(
+        f"debug: the game ran at {fps:.0f} fps; frame time {plain_frame:.3f} ms plain, "
+        f"{debug_frame:.3f} ms with debug"
+    )
+    return [
+        Row(
+            "resume -> hit -> debug.state (floor: 2 frames + 5 ms)",
+            hit * 1e3,
+            floor * 1e3,
+            1.0,
+        ),
+        Row("runtime.debug.variables, 50 (floor: node.get of 50)", read * 1e3, get50 * 1e3, 1.5),
+        Row("frame time with debug (floor: without)", debug_frame, plain_frame, 1.05),
+    ]
 
 
 async def measure(args: argparse.Namespace) -> tuple[str, list[Row]]:
@@ -194,6 +281,7 @@ async def measure(args: argparse.Namespace) -> tuple[str, list[Row]]:
             )
             session.validate_tool_result = validate  # type: ignore[method-assign]
             rows.append(Row("runtime.node.call (floor: node.get)", call * 1e3, get * 1e3, 1.5))
+            rows += await debug_rows(c, n, sid)
             await c.call_tool("runtime_session_stop", {"session_id": sid})
             version = game.engine_version or "?"
     print(

@@ -22,7 +22,9 @@ Frames that are not the project's (the server's own bridge script, which is not 
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,7 @@ from godot_mcp.godot.debug.wire import Framer, Message
 
 __all__ = ["Break", "Debugger", "Frame", "Measured", "NoSelf", "NotStopped", "Profile", "Variables"]
 
+_QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
 MAX_VARIABLES = 200  # of each group a frame answers
 PROFILED_FUNCTIONS = 512  # the engines' own most (they keep the cheapest when there are more)
 MAX_SKIPS = 500  # steps taken out of the server's own script before the game just runs on
@@ -100,6 +103,10 @@ class Debugger:
         on_break: Callable[[Break], None] | None = None,
     ) -> None:
         self._stream = stream
+        self._raw: socket.socket | None = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
+        if self._raw is not None:
+            with contextlib.suppress(OSError):
+                self._raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.major = major
         self._framer = Framer(major)
         self.breakpoints: dict[str, set[int]] = breakpoints or {}
@@ -115,8 +122,13 @@ class Debugger:
         self._thread = 1
         self._changed = anyio.Event()
         self._waiters: dict[str, list[list[Message]]] = {}
-        self._vars: Variables | None = None
+        self._vars: Variables | None = None  # Godot 4: the variables arriving one by one
         self._vars_left = 0
+        # A stopped game's values cannot change (but by an evaluation): each frame's are asked
+        # once a break, the top frame's as soon as the break is known. The engine answers
+        # its requests in order and drops those a resume overtakes.
+        self._asked: collections.deque[int] = collections.deque()
+        self._known: dict[int, Variables] = {}
         self._send_lock = anyio.Lock()
 
     # --- reading --------------------------------------------------------------------------
@@ -130,6 +142,7 @@ class Debugger:
                 except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
                     self._lose("the game closed the debugger connection")
                     return
+                self._ack_at_once()
                 for message in self._framer.feed(chunk):
                     await self._dispatch(message)
         except Malformed as exc:
@@ -137,6 +150,15 @@ class Debugger:
         finally:
             with contextlib.suppress(Exception):
                 await self._stream.aclose()
+
+    def _ack_at_once(self) -> None:
+        """Acknowledge what came without delay. The engines send a message as many small
+        packets (Godot 3: one a value) with Nagle's algorithm on, so each waits for the
+        acknowledgement of the one before; Linux delays those by up to 40 ms unless told
+        otherwise after every read (``TCP_QUICKACK`` does not stay set)."""
+        if self._raw is not None and _QUICKACK is not None:
+            with contextlib.suppress(OSError):
+                self._raw.setsockopt(socket.IPPROTO_TCP, _QUICKACK, 1)
 
     def _lose(self, why: str) -> None:
         if self.lost is None:
@@ -157,9 +179,12 @@ class Debugger:
             error = m.args[1] if len(m.args) > 1 and isinstance(m.args[1], str) else ""
             self._entered = error
             await self._send("get_stack_dump", [])
+            await self._request_vars(0)  # the top frame's, in the same poll of the engine
         elif m.name == "debug_exit":
             self._entered = None
             self.stopped = None
+            self._asked.clear()
+            self._known.clear()
             self._notify()
         elif m.name == "stack_dump":
             raw = self._frames(m.args)
@@ -171,21 +196,26 @@ class Debugger:
                 if self._on_break is not None:
                     self._on_break(self.stopped)
                 self._notify()
+                if stack:  # the top frame may be deeper than the server's own script's
+                    await self._request_vars(stack[0].index)
             self._answer(m)
         elif self._profile is not None and self._profile.take(m):
             if m.name in ("profile_total", "servers:profile_total"):
                 self._answer(m, "profile_total")
-        elif m.name == "stack_frame_vars" and self.major >= 4:
-            self._vars = Variables()
-            self._vars_left = int(m.args[0]) if m.args and isinstance(m.args[0], int) else 0
-            if self._vars_left == 0:
-                self._answer(m)
+        elif m.name == "stack_frame_vars":
+            if self.major < 4:
+                self._got_vars(_godot3_vars(m.args))
+            else:
+                self._vars = Variables()
+                self._vars_left = _int(m.args[0]) if m.args else 0
+                if self._vars_left <= 0:
+                    self._got_vars(self._vars)
         elif m.name == "stack_frame_var":
             if self._vars is not None and len(m.args) >= 4:
                 self._vars.add(m.args[1], str(m.args[0]), m.args[3])
             self._vars_left -= 1
-            if self._vars_left == 0:
-                self._answer(m, "stack_frame_vars")
+            if self._vars_left == 0 and self._vars is not None:
+                self._got_vars(self._vars)
         else:
             self._answer(m)
 
@@ -294,20 +324,32 @@ class Debugger:
                 await self._changed.wait()
         return self.stopped
 
+    async def _request_vars(self, index: int) -> None:
+        if index not in self._asked and index not in self._known:
+            self._asked.append(index)
+            await self._send("get_stack_frame_vars", [index])
+
+    def _got_vars(self, got: Variables) -> None:
+        self._vars = None
+        index = self._asked.popleft() if self._asked else None
+        if index is not None and (self.stopped is not None or self._entered is not None):
+            self._known[index] = got
+            self._notify()
+
     async def variables(self, frame: int, timeout: float = 5) -> Variables:
+        """The locals and members of ``frame`` (an index into the break's stack); asked of
+        the game once a break. NotStopped if the break ends meanwhile; TimeoutError."""
         brk = self._need_stop()
         if not 0 <= frame < len(brk.stack):
             raise IndexError(frame)
         index = brk.stack[frame].index
-        self._vars = None
-        m = await self._ask("get_stack_frame_vars", [index], "stack_frame_vars", timeout)
-        if self.major >= 4:
-            if m.name == "stack_frame_vars":  # a frame without variables
-                return Variables()
-            got = self._vars or Variables()
-            self._vars = None
-            return got
-        return _godot3_vars(m.args)
+        await self._request_vars(index)
+        with anyio.fail_after(timeout):
+            while index not in self._known:
+                if self.stopped is not brk:
+                    raise NotStopped(self.lost or "the game is not stopped")
+                await self._changed.wait()
+        return self._known[index]
 
     async def evaluate(self, expression: str, frame: int, timeout: float = 5) -> Any:
         brk = self._need_stop()
@@ -315,6 +357,7 @@ class Debugger:
             raise IndexError(frame)
         if "self" not in (await self.variables(frame, timeout)).members:
             raise NoSelf(f"frame {frame} has no self to evaluate in")
+        self._known.clear()  # an expression can change what the frames hold
         m = await self._ask(
             "evaluate", [expression, brk.stack[frame].index], "evaluation_return", timeout
         )
@@ -331,10 +374,10 @@ class Debugger:
         brk = self._need_stop()
         self._last_action = action
         await self._send(action, [])
-        if action == "continue":
-            while self.stopped is brk and self.lost is None:
-                await self.wait_for_change(min(timeout, 1))
-                break
+        if action == "continue":  # answered once the engine says it left the break
+            with anyio.move_on_after(timeout):
+                while self.stopped is brk and self.lost is None:
+                    await self._changed.wait()
             return None
         deadline = anyio.current_time() + timeout
         while (self.stopped is None or self.stopped is brk) and self.lost is None:

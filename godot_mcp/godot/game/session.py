@@ -204,6 +204,7 @@ class GameSession:
         self._capture_lock = anyio.Lock()
         self.gate: Gate | None = None  # a debugger's breaks, for a session started with one
         self._attach_error: GameError | None = None  # the bridge's failure after a debug start
+        self._attached = anyio.Event()  # the bridge connected (or failed to)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -543,6 +544,7 @@ class GameSession:
 
         Captures hold the capture lock (one at a time); other commands run concurrently.
         """
+        await self._bridge_ready(timeout)
         self._require_running()
         conn = self._conn
         assert conn is not None
@@ -556,6 +558,22 @@ class GameSession:
             kind = BY_WORD.get(str(reply.get("error") or "failed"), GameFailed)
             raise kind(self._scrub(str(reply.get("message") or f"{cmd} failed")))
         return reply
+
+    async def _bridge_ready(self, timeout: float) -> None:
+        """A debug start answers at a break before the bridge attached: once the game runs
+        again, a command waits (bounded) for the bridge rather than being refused."""
+        if self._ready is not None or self.gate is None or self.poll() != "running":
+            return
+        gate = self.gate
+        with anyio.move_on_after(timeout):
+            async with anyio.create_task_group() as group:
+
+                async def first(fn: Callable[[], Awaitable[None]]) -> None:
+                    await fn()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(first, self._attached.wait)
+                group.start_soon(first, gate.until_stopped)
 
     def _require_running(self) -> None:
         state = self.poll()
@@ -578,6 +596,7 @@ class GameSession:
     async def while_running(self, fn: Callable[[], Awaitable[T]]) -> T:
         """``fn()`` (a wait made of many commands), unless the game stops at a break first:
         then :func:`stopped_error`, as soon as the break is seen."""
+        await self._bridge_ready(EXIT_WAIT * 5)
         self._require_running()
         gate = self.gate
         if gate is None:
@@ -647,6 +666,12 @@ class GameSession:
 
     async def _connect(self, listener: BridgeListener) -> None:
         """Wait for the authenticated hello, then for the scene to be ready (unbounded)."""
+        try:
+            await self._attach(listener)
+        finally:
+            self._attached.set()
+
+    async def _attach(self, listener: BridgeListener) -> None:
         conn, hello = await self._race(listener.accept, gated=False)
         self._conn, self._hello = conn, Hello.parse(hello)
         ready = Ready.parse(await self._race(conn.receive_type, "ready", gated=False))
