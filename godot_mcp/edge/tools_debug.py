@@ -20,6 +20,7 @@ from godot_mcp.errors import InvalidArgument, Timeout, Unavailable
 from godot_mcp.godot.debug import MAX_VARIABLES, Break, NoSelf, NotStopped, to_json
 from godot_mcp.godot.game import stopped_error
 from godot_mcp.godot.process.locate import engine_name
+from godot_mcp.godot.process.redact import Scrubber
 from godot_mcp.runtime.debugging import MAX_BREAKPOINTS, parse_breakpoints
 from godot_mcp.runtime.reloading import MAX_PATHS, reload_scripts
 
@@ -54,13 +55,15 @@ STATE = {
 }
 
 
-def _state(brk: Break | None) -> dict[str, Any]:
+def _state(brk: Break | None, scrub: Scrubber) -> dict[str, Any]:
+    """A break as answered; the game's own texts scrubbed as its log is."""
     if brk is None:
         return {"state": "running"}
     out: dict[str, Any] = {"state": "break", "reason": brk.reason}
     if brk.error is not None:
-        out["error"] = brk.error
-    out["stack"] = [{"path": f.path, "line": f.line, "function": f.function} for f in brk.stack]
+        out["error"] = scrub(brk.error)
+    stack = [{"path": f.path, "line": f.line, "function": f.function} for f in brk.stack]
+    out["stack"] = scrub.json(stack)
     return out
 
 
@@ -108,12 +111,13 @@ async def state(call: ToolCall) -> types.CallToolResult:
     if brk is None and a["wait_seconds"] > 0:
         brk = await debugger.wait_stopped(a["wait_seconds"])
     managed.debugger()  # lost while waiting: said as such
-    return ok(**_state(brk))
+    return ok(**_state(brk, managed.game.scrub))
 
 
 async def variables(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    debugger = call.deps.games.get(call.caller, a["session_id"]).debugger()
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
     _frame(debugger.stopped, a["frame"])
     try:
         got = await debugger.variables(a["frame"])
@@ -121,9 +125,10 @@ async def variables(call: ToolCall) -> types.CallToolResult:
         raise Unavailable(str(exc)) from None
     except TimeoutError:
         raise Timeout("the game did not answer with the frame's variables within 5 s") from None
+    scrub = managed.game.scrub
     return ok(
-        locals={k: to_json(v) for k, v in got.locals.items()},
-        members={k: to_json(v) for k, v in got.members.items()},
+        locals=scrub.json({k: to_json(v) for k, v in got.locals.items()}),
+        members=scrub.json({k: to_json(v) for k, v in got.members.items()}),
         truncated=got.truncated,
     )
 
@@ -146,7 +151,7 @@ async def evaluate(call: ToolCall) -> types.CallToolResult:
         raise Unavailable(str(exc)) from None
     except TimeoutError:
         raise Timeout("the game did not answer the evaluation within 5 s") from None
-    return ok(value=to_json(value))
+    return ok(value=managed.game.scrub.json(to_json(value)))
 
 
 async def control(call: ToolCall) -> types.CallToolResult:
@@ -171,7 +176,7 @@ async def control(call: ToolCall) -> types.CallToolResult:
     if brk is None:
         seconds = f"{a['timeout_seconds']:g}"
         raise Timeout(f"the game did not stop within {seconds} s", state="running")
-    return ok(**_state(brk))
+    return ok(**_state(brk, managed.game.scrub))
 
 
 async def profile(call: ToolCall) -> types.CallToolResult:

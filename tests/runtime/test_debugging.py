@@ -165,7 +165,7 @@ async def test_a_game_stops_steps_and_resumes_where_the_engine_says(
             assert isinstance(outer["locals"]["t"], float)
 
             evaluated = await answer(
-                c, "runtime.debug.evaluate", {**sid, "expression": "speed + 1"}
+                c, "runtime.debug.evaluate", {**sid, "expression": "int(x * 0) + speed + 1"}
             )
             out = await answer(c, "runtime.debug.control", {**sid, "action": "out"})
             if debug.transport == "http":  # type: ignore[attr-defined]

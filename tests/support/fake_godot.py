@@ -479,9 +479,9 @@ class FakeDebugger:
             self.send("stack_dump", *frames)
         elif name == "get_stack_frame_vars":
             line = self.at[1] if self.at else 0
-            self.send(
-                "stack_frame_vars", 1, "line", line, 2, "self", ("object", 1174), "speed", 42, 0
-            )
+            cwd = os.getcwd()  # the game's scratch: a private path, never shown
+            members = ["self", ("object", 1174), "speed", 42]
+            self.send("stack_frame_vars", 2, "line", line, "cwd", cwd, 2, *members, 0)
         elif name in ("next", "step") and self.at is not None:
             path, line = self.at
             self.send("debug_exit")

@@ -220,6 +220,11 @@ class GameSession:
         return self._exit_code
 
     @property
+    def scrub(self) -> Scrubber:
+        """What every text of this game passes before a client sees it."""
+        return self._scrub
+
+    @property
     def pid(self) -> int:
         """The game's pid (also its process group id)."""
         return self._child.pid

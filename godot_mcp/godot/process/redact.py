@@ -30,6 +30,7 @@ import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from godot_mcp.godot.process.environment import secret_values
@@ -133,6 +134,16 @@ class Scrubber:
             else:
                 groups.append(re.escape(value))
         return re.compile("|".join(f"({g})" for g in groups))
+
+    def json(self, value: Any) -> Any:
+        """A JSON value with every string in it (object keys too) scrubbed."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, list):
+            return [self.json(v) for v in value]
+        if isinstance(value, dict):
+            return {self(k): self.json(v) for k, v in value.items()}
+        return value
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every known private path replaced."""
