@@ -66,18 +66,25 @@ script = ExtResource("1_main")
 """
 
 
-@pytest.fixture(scope="module")
-def debug_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[ServedProject]:
-    base = tmp_path_factory.mktemp(f"debug-{engine.name}")
+def serve_script(
+    factory: pytest.TempPathFactory, engine: Engine, kind: str, script: str
+) -> ServedProject:
+    """A served project whose main scene is a Node2D running ``script`` (res://main.gd)."""
+    base = factory.mktemp(f"{kind}-{engine.name}")
     project = base / "project"
     project.mkdir()
     config = 4 if engine.major == 3 else 5
     (project / "project.godot").write_text(
         f'config_version={config}\n\n[application]\n\nrun/main_scene="res://main.tscn"\n'
     )
-    (project / "main.gd").write_text(MAIN_GD)
+    (project / "main.gd").write_text(script)
     (project / "main.tscn").write_text(SCENE3 if engine.major == 3 else SCENE4)
-    served = serve_project(project, base / "state")
+    return serve_project(project, base / "state")
+
+
+@pytest.fixture(scope="module")
+def debug_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[ServedProject]:
+    served = serve_script(tmp_path_factory, engine, "debug", MAIN_GD)
     yield served
     served.http.stop()
 
@@ -272,16 +279,7 @@ func _process(_delta):
 
 @pytest.fixture(scope="module")
 def reload_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterator[ServedProject]:
-    base = tmp_path_factory.mktemp(f"reload-{engine.name}")
-    project = base / "project"
-    project.mkdir()
-    config = 4 if engine.major == 3 else 5
-    (project / "project.godot").write_text(
-        f'config_version={config}\n\n[application]\n\nrun/main_scene="res://main.tscn"\n'
-    )
-    (project / "main.gd").write_text(RELOAD_GD)
-    (project / "main.tscn").write_text(SCENE3 if engine.major == 3 else SCENE4)
-    served = serve_project(project, base / "state")
+    served = serve_script(tmp_path_factory, engine, "reload", RELOAD_GD)
     yield served
     served.http.stop()
 
@@ -354,16 +352,7 @@ func _process(_delta):
 def profile_env(
     tmp_path_factory: pytest.TempPathFactory, engine: Engine
 ) -> Iterator[ServedProject]:
-    base = tmp_path_factory.mktemp(f"profile-{engine.name}")
-    project = base / "project"
-    project.mkdir()
-    config = 4 if engine.major == 3 else 5
-    (project / "project.godot").write_text(
-        f'config_version={config}\n\n[application]\n\nrun/main_scene="res://main.tscn"\n'
-    )
-    (project / "main.gd").write_text(PROFILE_GD)
-    (project / "main.tscn").write_text(SCENE3 if engine.major == 3 else SCENE4)
-    served = serve_project(project, base / "state")
+    served = serve_script(tmp_path_factory, engine, "profile", PROFILE_GD)
     yield served
     served.http.stop()
 
