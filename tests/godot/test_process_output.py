@@ -78,3 +78,21 @@ def test_a_probe_past_its_bound_is_killed_with_its_group(tmp_path: Path) -> None
         time.sleep(0.02)
     alive = Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text()
     assert not alive, "the probe's child outlived it"
+
+
+def test_a_log_that_fails_never_closes_the_pipe_under_the_game() -> None:
+    """The game's output is read to its end whatever the log does with it: a reader that
+    stopped would close the pipe, and the game would die of SIGPIPE at its next print."""
+    from godot_mcp.godot.game.log import GameLog
+    from godot_mcp.godot.game.session import _pump
+
+    def broken(stream: str, text: str, seq: int) -> bool:
+        raise RuntimeError("a fault in the log")
+
+    r, w = os.pipe()
+    reader = _pump(GameLog(take=broken), "stdout", open(r, "rb", buffering=0))
+    for _ in range(2000):  # well past the pipe's buffer
+        os.write(w, b"x" * 100 + b"\n")
+    os.close(w)
+    reader.join(10)
+    assert not reader.is_alive()

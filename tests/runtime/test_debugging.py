@@ -292,13 +292,14 @@ async def _kept_after(c: Any, sid: dict[str, Any], value: int) -> int:
     return int(seen["value"].split()[-1])
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("debugged", [False, True], ids=["plain", "debug"])
 async def test_an_edited_script_runs_after_a_reload_without_a_restart(
-    reload_env: ServedProject, engine: Engine, debugged: bool
+    reload_env: ServedProject, engine: Engine, debugged: bool, transport: str
 ) -> None:
     script = reload_env.project / "main.gd"
     script.write_text(RELOAD_GD)
-    connect = transport_factory("stdio", reload_env)
+    connect = transport_factory(transport, reload_env)
     with anyio.fail_after(120):
         async with connect() as c:
             start = {"mode": "headless", "debug": debugged}
@@ -357,10 +358,11 @@ def profile_env(
     served.http.stop()
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_the_profiler_names_the_busiest_function(
-    profile_env: ServedProject, engine: Engine
+    profile_env: ServedProject, engine: Engine, transport: str
 ) -> None:
-    connect = transport_factory("stdio", profile_env)
+    connect = transport_factory(transport, profile_env)
     with anyio.fail_after(90):
         async with connect() as c:
             plain = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]

@@ -184,6 +184,8 @@ class GameSession:
     ) -> None:
         self._born = time.monotonic()
         self.mode = mode
+        # Before the log and its readers: a reader thread asks it from its first line on.
+        self.gate: Gate | None = None  # a debugger's breaks, for a session started with one
         self._child = child
         # The marks of the calls in flight: each names its call's span and its end of it.
         self._marks: dict[str, tuple[list[int | None], int]] = {}
@@ -202,7 +204,6 @@ class GameSession:
         self._hello: Hello | None = None
         self._ready: Ready | None = None
         self._capture_lock = anyio.Lock()
-        self.gate: Gate | None = None  # a debugger's breaks, for a session started with one
         self._attach_error: GameError | None = None  # the bridge's failure after a debug start
         self._attached = anyio.Event()  # the bridge connected (or failed to)
 
@@ -936,6 +937,9 @@ class GameRunner:
                 await self._display.aclose()
 
 
+_log = log  # the module's logger, named apart from the game logs below
+
+
 def _pump(log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
     """Read one of the game's pipes into its log until EOF, on a thread of its own.
 
@@ -945,13 +949,19 @@ def _pump(log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
 
     def run() -> None:
         fd = pipe.fileno()
+        failed = False
         try:
             while True:
                 try:
                     data = os.read(fd, 1 << 16)
                 except OSError:
                     data = b""
-                log.feed(name, data)
+                try:
+                    log.feed(name, data)
+                except Exception:  # a fault here must not close the pipe under the game
+                    if not failed:
+                        _log.exception("the game's %s could not be logged", name)
+                    failed = True
                 if not data:
                     return
         finally:
