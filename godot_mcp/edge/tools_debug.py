@@ -22,6 +22,7 @@ from godot_mcp.godot.game import stopped_error
 from godot_mcp.godot.process.locate import engine_name
 from godot_mcp.godot.process.redact import Scrubber
 from godot_mcp.runtime.debugging import MAX_BREAKPOINTS, parse_breakpoints
+from godot_mcp.runtime.games import Managed
 from godot_mcp.runtime.reloading import MAX_PATHS, reload_scripts
 
 ACTIONS = ("continue", "step", "next", "out", "break")
@@ -67,6 +68,13 @@ def _state(brk: Break | None, scrub: Scrubber) -> dict[str, Any]:
     return out
 
 
+def _not_stopped(managed: Managed, exc: NotStopped) -> Unavailable:
+    """Why a debugger call could not be answered: the connection's loss as such, else the
+    break that ended meanwhile; the game's texts scrubbed."""
+    managed.debugger()  # raises the loss, worded once
+    return Unavailable(managed.game.scrub(str(exc)))
+
+
 def _frame(brk: Break | None, frame: int) -> None:
     if brk is None:
         raise Unavailable("the game is not stopped; stop it first (runtime.debug.control break)")
@@ -96,7 +104,7 @@ async def breakpoints(call: ToolCall) -> types.CallToolResult:
             for line in sorted(lines):
                 await debugger.set_breakpoint(path, line, True)
     except NotStopped as exc:
-        raise Unavailable(f"the debugger connection was lost: {exc}") from None
+        raise _not_stopped(managed, exc) from None
     listed = [
         f"{p}:{n}" for p in sorted(debugger.breakpoints) for n in sorted(debugger.breakpoints[p])
     ]
@@ -122,7 +130,7 @@ async def variables(call: ToolCall) -> types.CallToolResult:
     try:
         got = await debugger.variables(a["frame"])
     except NotStopped as exc:
-        raise Unavailable(str(exc)) from None
+        raise _not_stopped(managed, exc) from None
     except TimeoutError:
         raise Timeout("the game did not answer with the frame's variables within 5 s") from None
     scrub = managed.game.scrub
@@ -148,7 +156,7 @@ async def evaluate(call: ToolCall) -> types.CallToolResult:
     except NoSelf as exc:
         raise InvalidArgument(str(exc)) from None
     except NotStopped as exc:
-        raise Unavailable(str(exc)) from None
+        raise _not_stopped(managed, exc) from None
     except TimeoutError:
         raise Timeout("the game did not answer the evaluation within 5 s") from None
     return ok(value=managed.game.scrub.json(to_json(value)))
@@ -169,7 +177,7 @@ async def control(call: ToolCall) -> types.CallToolResult:
     try:
         brk = await debugger.control(action, a["timeout_seconds"])
     except NotStopped as exc:
-        raise Unavailable(str(exc)) from None
+        raise _not_stopped(managed, exc) from None
     managed.debugger()
     if action == "continue":
         return ok(state="running")
@@ -181,17 +189,20 @@ async def control(call: ToolCall) -> types.CallToolResult:
 
 async def profile(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    debugger = call.deps.games.get(call.caller, a["session_id"]).debugger()
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    scrub = managed.game.scrub
     try:
         got = await debugger.profile(a["seconds"])
     except NotStopped:
         if debugger.stopped is not None:
-            raise stopped_error(debugger.stopped.where) from None
-        raise Unavailable(f"the debugger connection was lost: {debugger.lost}") from None
+            raise stopped_error(scrub(debugger.stopped.where)) from None
+        managed.debugger()  # lost: said as such
+        raise
     functions = [
         {
-            "function": m.function,
-            "path": m.path,
+            "function": scrub(m.function),
+            "path": scrub(m.path),
             "line": m.line,
             "calls": m.calls,
             "self_ms": round(m.self_s * 1000, 3),

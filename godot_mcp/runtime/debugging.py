@@ -126,7 +126,7 @@ class DebugLaunch:
                 with anyio.CancelScope(shield=True):
                     await game.end(
                         f"the debugger connection was lost while the game was stopped "
-                        f"({debugger.lost}); the game was ended"
+                        f"({debugger.lost}); the game was ended"  # the log scrubs its lines
                     )
 
     async def aclose(self) -> None:

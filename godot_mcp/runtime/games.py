@@ -92,7 +92,7 @@ class Managed:
         if debugger is None:
             raise Unavailable("the session was started without debug")
         if debugger.lost is not None:
-            raise Unavailable(f"the debugger connection was lost: {debugger.lost}")
+            raise Unavailable(f"the debugger connection was lost: {self.game.scrub(debugger.lost)}")
         return debugger
 
 

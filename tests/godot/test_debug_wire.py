@@ -88,7 +88,9 @@ def test_a_godot4_session_decodes_message_by_message() -> None:
     assert dumps[4] == [0]
     assert {m.thread for m in messages} == {1}
     first = next(m for m in messages if m.name == "output")
-    assert first.args[1] == Value("PackedInt32Array", {"items": [0]})
+    assert first.args[1].type == "PackedInt32Array"
+    assert first.args[1].fields["items"].values() == [0]
+    assert to_json(first.args[1]) == {"type": "PackedInt32Array", "items": [0]}
 
 
 @pytest.mark.parametrize("major", [3, 4])
@@ -214,3 +216,69 @@ def test_the_profilers_messages_give_each_function_its_calls_and_times(major: in
     assert 0 < busiest.self_s <= busiest.total_s < 0.01
     assert profile.frames == (317 if major == 3 else 69)
     assert profile.signatures[0][2] == "_process"
+
+
+@pytest.mark.parametrize("major", [3, 4])
+def test_a_packed_array_stays_its_bytes_until_shown(major: int) -> None:
+    vectors = {3: 24, 4: 35}[major]  # PoolVector2Array / PackedVector2Array
+    count = 300_000
+    data = struct.pack("<II", vectors, count) + struct.pack(f"<{2 * count}f", *range(2 * count))
+    value = decode_all(data, major)
+    assert len(value.fields["items"].raw) == 8 * count  # no object an element
+    shown = to_json(value)
+    assert shown["items"][:2] == [
+        {"type": "Vector2", "x": 0.0, "y": 1.0},
+        {"type": "Vector2", "x": 2.0, "y": 3.0},
+    ]
+    assert shown["items"][-1] == {"type": "truncated", "remaining": count - 1000}
+
+
+def test_a_packet_of_too_many_values_is_refused() -> None:
+    nils = struct.pack("<II", 19, (1 << 20) + 1) + b"\0" * 4 * ((1 << 20) + 1)
+    with pytest.raises(Malformed, match="more than 1048576 values"):
+        decode(nils, 3)
+
+
+def test_a_godot3_message_is_bounded_as_a_whole() -> None:
+    framer = Framer(3, max_packet=1024)
+    head = b"".join(struct.pack("<I", len(p)) + p for p in (encode("m", 3), encode(1000, 3)))
+    framer.feed(head)
+    arg = encode("x" * 900, 3)
+    with pytest.raises(Malformed, match="larger than"):
+        for _ in range(100):
+            framer.feed(struct.pack("<I", len(arg)) + arg)
+
+
+def test_a_second_of_more_than_any_engine_sends_is_a_flood() -> None:
+    from godot_mcp.godot.debug.session import Flooded, FloodGate
+
+    gate = FloodGate(max_bytes=1000, max_messages=10)
+    for i in range(10):
+        gate.count(90, 1, now=100.0 + i * 0.05)
+    gate.count(0, 0, now=101.2)  # a new second
+    with pytest.raises(Flooded, match="more than 10 messages in a second"):
+        for _ in range(11):
+            gate.count(1, 1, now=101.3)
+    with pytest.raises(Flooded, match="more than 1000 bytes in a second"):
+        FloodGate(max_bytes=1000).count(1001, 0, now=5.0)
+
+
+@pytest.mark.anyio
+async def test_a_flooding_game_loses_its_debugger() -> None:
+    one = encode("output", 3), encode(1, 3), encode(["x", 0], 3)
+    message = b"".join(struct.pack("<I", len(p)) + p for p in one)
+    dbg = await _attached(3, message * 25_000)  # far more messages than a second may hold
+    assert (
+        dbg.lost == "the game flooded the debugger connection: more than 20000 messages in a second"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_message_no_engine_sends_loses_the_debugger_and_says_so() -> None:
+    bad = ["debug_enter", 2, True, "Breakpoint", "stack_dump", 1, Dictionary([([1], 2)])]
+    # a Dictionary with an Array key: hashable nowhere, read without fault
+    data = b"".join(struct.pack("<I", len(p)) + p for p in (encode(v, 3) for v in bad))
+    dbg = await _attached(3, data + struct.pack("<I", 4) + struct.pack("<I", 250))
+    # The odd frame was read (no fault killed the reader); what came after ended it.
+    assert dbg.lost == "the game sent what is not the debugger's protocol: unknown type id 250"
+    assert dbg.stopped is None and dbg.lost_at_break

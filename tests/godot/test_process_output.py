@@ -90,7 +90,8 @@ def test_a_log_that_fails_never_closes_the_pipe_under_the_game() -> None:
         raise RuntimeError("a fault in the log")
 
     r, w = os.pipe()
-    reader = _pump(GameLog(take=broken), "stdout", open(r, "rb", buffering=0))
+    pipe = open(r, "rb", buffering=0)  # noqa: SIM115 - the reader closes it
+    reader = _pump(GameLog(take=broken), "stdout", pipe)
     for _ in range(2000):  # well past the pipe's buffer
         os.write(w, b"x" * 100 + b"\n")
     os.close(w)

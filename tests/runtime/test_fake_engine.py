@@ -384,7 +384,7 @@ async def test_a_lost_or_garbled_debugger_never_stalls_the_server(tmp_path: Path
     stay stopped for ever); one that sends what is not the protocol is dropped, and the game
     and the server go on."""
     project = make_project(tmp_path / "project")
-    for name in ("main.gd", "drop.gd", "garbage.gd"):
+    for name in ("main.gd", "drop.gd", "garbage.gd", "leak.gd"):
         (project / name).write_text("extends Node\n" * 5)
     with anyio.fail_after(60):
         async with fake_server(tmp_path) as c:
@@ -406,6 +406,16 @@ async def test_a_lost_or_garbled_debugger_never_stalls_the_server(tmp_path: Path
 
             running = (await ok(c, "runtime.session.start", {"debug": True}))["session"]["id"]
             sid = {"session_id": running}
+            # A game that stops in a path outside the project: no frame of it is shown.
+            await ok(c, "runtime.debug.breakpoints", {**sid, "set": ["res://leak.gd:1"]})
+            at = await ok(c, "runtime.debug.state", {**sid, "wait_seconds": 5})
+            assert (at["state"], at["stack"]) == ("break", [])
+            refused = await call(c, "runtime.scene.tree", sid)
+            assert refused["message"] == (
+                "the game is stopped at a break between frames; "
+                "resume it with runtime.debug.control"
+            )
+            await ok(c, "runtime.debug.control", {**sid, "action": "continue"})
             await call(c, "runtime.debug.breakpoints", {**sid, "set": ["res://garbage.gd:1"]})
             lost = "the debugger connection was lost: the game sent what is not the debugger's "
             lost += "protocol: unknown type id 250"

@@ -503,6 +503,8 @@ class FakeDebugger:
         elif name == "breakpoint" and args[0] == "res://drop.gd":  # the connection ends
             self.sock.close()
             raise SystemExit
+        elif name == "breakpoint" and args[0] == "res://leak.gd":  # stops in a private path
+            self.stop("res://" + os.getcwd() + "/x.gd", 4)
         elif name == "breakpoint" and args[0] == "res://garbage.gd":  # no Variant at all
             with self.lock:
                 self.sock.sendall(struct.pack("<II", 4, 250))

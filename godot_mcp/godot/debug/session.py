@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,7 +39,13 @@ from godot_mcp.godot.debug.wire import Framer, Message
 
 __all__ = ["Break", "Debugger", "Frame", "Measured", "NoSelf", "NotStopped", "Profile", "Variables"]
 
+# What debug_enter says for a stop that is no error: a breakpoint or step (both engines), a
+# `breakpoint` statement (Godot 3), a break on request (Godot 4: nothing).
+_NOT_ERRORS = frozenset({"", "Breakpoint", "Breakpoint Statement"})
 _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
+OFF_LOOP_BYTES = 256 << 10  # a message this large is decoded on a worker thread
+FLOOD_BYTES = 32 << 20  # a second's bytes from one game, at most
+FLOOD_MESSAGES = 20_000  # a second's messages from one game, at most
 MAX_VARIABLES = 200  # of each group a frame answers
 PROFILED_FUNCTIONS = 512  # the engines' own most (they keep the cheapest when there are more)
 MAX_SKIPS = 500  # steps taken out of the server's own script before the game just runs on
@@ -45,6 +53,33 @@ MAX_SKIPS = 500  # steps taken out of the server's own script before the game ju
 
 class NotStopped(Exception):
     """The game is not stopped at a break (or stopped being, while the call waited)."""
+
+
+class Flooded(Exception):
+    """More came in one second than any engine sends."""
+
+
+class FloodGate:
+    """Bytes and messages a second: a game past either bound loses its debugger (the
+    engines' own defaults send at most 2,048 messages a flush, 32,768 characters of output a
+    second and 400 errors a second)."""
+
+    def __init__(self, max_bytes: int = FLOOD_BYTES, max_messages: int = FLOOD_MESSAGES) -> None:
+        self.max_bytes, self.max_messages = max_bytes, max_messages
+        self._window = 0.0
+        self._bytes = 0
+        self._messages = 0
+
+    def count(self, size: int, messages: int, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        if now - self._window >= 1.0:
+            self._window, self._bytes, self._messages = now, 0, 0
+        self._bytes += size
+        self._messages += messages
+        if self._bytes > self.max_bytes:
+            raise Flooded(f"more than {self.max_bytes} bytes in a second")
+        if self._messages > self.max_messages:
+            raise Flooded(f"more than {self.max_messages} messages in a second")
 
 
 class NoSelf(ValueError):
@@ -119,6 +154,8 @@ class Debugger:
         self._last_action: str | None = None
         self._skips = 0
         self._profile: Profile | None = None
+        self._profiler_left_on = False  # a capture cut short at a break: stopped on resume
+        self._evaluating: str | None = None
         self._thread = 1
         self._changed = anyio.Event()
         self._waiters: dict[str, list[list[Message]]] = {}
@@ -130,6 +167,7 @@ class Debugger:
         self._asked: collections.deque[int] = collections.deque()
         self._known: dict[int, Variables] = {}
         self._send_lock = anyio.Lock()
+        self._flood = FloodGate()
 
     # --- reading --------------------------------------------------------------------------
 
@@ -143,10 +181,24 @@ class Debugger:
                     self._lose("the game closed the debugger connection")
                     return
                 self._ack_at_once()
-                for message in self._framer.feed(chunk):
+                self._flood.count(len(chunk), 0)
+                if self._framer.pending + len(chunk) > OFF_LOOP_BYTES:  # decoded on a thread
+                    messages = await anyio.to_thread.run_sync(self._framer.feed, chunk)
+                else:
+                    messages = self._framer.feed(chunk)
+                self._flood.count(0, len(messages))
+                for message in messages:
                     await self._dispatch(message)
+                self._framer.feed(b"")  # a break found after those messages is raised now
         except Malformed as exc:
             self._lose(f"the game sent what is not the debugger's protocol: {exc}")
+        except Flooded as exc:
+            self._lose(f"the game flooded the debugger connection: {exc}")
+        except NotStopped:
+            pass  # a send failed: already lost, and why
+        except Exception as exc:  # a message of the right shape holding what no engine sends
+            what = type(exc).__name__
+            self._lose(f"the game sent a message the server could not read ({what})")
         finally:
             with contextlib.suppress(Exception):
                 await self._stream.aclose()
@@ -186,9 +238,12 @@ class Debugger:
             self._asked.clear()
             self._known.clear()
             self._notify()
+            if self._profiler_left_on:
+                self._profiler_left_on = False
+                await self._stop_profiler()
         elif m.name == "stack_dump":
             raw = self._frames(m.args)
-            stack = [f for f in raw if f.path.startswith("res://")]
+            stack = [f for f in raw if project_path(f.path)]
             if self._entered is not None and self.stopped is None and await self._stepped_past(raw):
                 return
             if self._entered is not None and self.stopped is None:
@@ -199,6 +254,9 @@ class Debugger:
                 if stack:  # the top frame may be deeper than the server's own script's
                     await self._request_vars(stack[0].index)
             self._answer(m)
+        elif m.name == "evaluation_return":
+            if m.args and m.args[0] == self._evaluating:
+                self._answer(m)
         elif self._profile is not None and self._profile.take(m):
             if m.name in ("profile_total", "servers:profile_total"):
                 self._answer(m, "profile_total")
@@ -227,12 +285,12 @@ class Debugger:
 
     def _error(self) -> str | None:
         error = self._entered or ""
-        return None if error in ("", "Breakpoint") else error
+        return None if error in _NOT_ERRORS else error
 
     def _reason(self, error: str, stack: list[Frame]) -> str:
         """interface §10's account: an error, else a breakpoint in force at the top frame,
         else a step after a step, else a break."""
-        if error not in ("", "Breakpoint"):
+        if error not in _NOT_ERRORS:
             return "error"
         top = stack[0] if stack else None
         if top is not None and top.line in self.breakpoints.get(top.path, set()):
@@ -244,7 +302,7 @@ class Debugger:
         goes on, a line at a time, until it is back in the project's code (at most ``MAX_SKIPS``
         times, then the game just runs on): the server's own code is never shown."""
         stepping = self._last_action in ("step", "next", "out")
-        if not stepping or not raw or raw[0].path.startswith("res://"):
+        if not stepping or not raw or project_path(raw[0].path):
             self._skips = 0
             return False
         self._skips += 1
@@ -260,7 +318,11 @@ class Debugger:
         frames: list[Frame] = []
         if self.major < 4:
             for i, d in enumerate(args):
-                f = dict(d.items) if isinstance(d, Dictionary) else {}
+                f = (
+                    {k: v for k, v in d.items if isinstance(k, str)}
+                    if isinstance(d, Dictionary)
+                    else {}
+                )
                 frames.append(
                     Frame(
                         str(f.get("file", "")), _int(f.get("line")), str(f.get("function", "")), i
@@ -358,9 +420,13 @@ class Debugger:
         if "self" not in (await self.variables(frame, timeout)).members:
             raise NoSelf(f"frame {frame} has no self to evaluate in")
         self._known.clear()  # an expression can change what the frames hold
-        m = await self._ask(
-            "evaluate", [expression, brk.stack[frame].index], "evaluation_return", timeout
-        )
+        self._evaluating = expression  # a late answer to an earlier one is not this one's
+        try:
+            m = await self._ask(
+                "evaluate", [expression, brk.stack[frame].index], "evaluation_return", timeout
+            )
+        finally:
+            self._evaluating = None
         return m.args[3] if len(m.args) >= 4 else None
 
     async def control(self, action: str, timeout: float) -> Break | None:
@@ -389,7 +455,8 @@ class Debugger:
 
     async def profile(self, seconds: float, timeout: float = 5) -> Profile:
         """The engine's script profiler on for ``seconds`` of a running game: what it measured.
-        NotStopped (saying where) if the game is or becomes stopped at a break meanwhile."""
+        NotStopped (saying where) if the game is or becomes stopped at a break meanwhile; the
+        profiler is then stopped when the game resumes (the engines take it only running)."""
         if self.lost is not None:
             raise NotStopped(self.lost)
         if self.stopped is not None:
@@ -398,6 +465,7 @@ class Debugger:
         self._profile = profile
         got: list[Message] = []
         self._waiters.setdefault("profile_total", []).append(got)
+        stopped_it = False
         try:
             if self.major < 4:
                 await self._send("start_profiling", [PROFILED_FUNCTIONS])
@@ -407,10 +475,8 @@ class Debugger:
                 await self.until_stopped()
             if self.stopped is not None:
                 raise NotStopped(self.stopped.where)
-            await self._send(
-                "stop_profiling" if self.major < 4 else "profiler:servers",
-                [] if self.major < 4 else [False],
-            )
+            stopped_it = True
+            await self._stop_profiler()
             with anyio.move_on_after(timeout):
                 while not got and self.lost is None and self.stopped is None:
                     await self._changed.wait()
@@ -418,6 +484,18 @@ class Debugger:
         finally:
             self._profile = None
             self._waiters["profile_total"].remove(got)
+            if not stopped_it and self.lost is None:
+                self._profiler_left_on = True
+                if self.stopped is None:  # cancelled while running: stop it now
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
+                        self._profiler_left_on = False
+                        await self._stop_profiler()
+
+    async def _stop_profiler(self) -> None:
+        if self.major < 4:
+            await self._send("stop_profiling", [])
+        else:
+            await self._send("profiler:servers", [False])
 
     async def set_breakpoint(self, path: str, line: int, on: bool) -> None:
         lines = self.breakpoints.setdefault(path, set())
@@ -495,20 +573,37 @@ class Profile:
         return False
 
     def _functions(self, a: list[Any]) -> list[tuple[int, int, float, float]]:
-        try:
-            if self.major < 4:
-                d, f = int(a[6]), int(a[7])
-                rows = a[8 + 2 * d : 8 + 2 * d + 4 * f]
-                return [(r[0], r[1], float(r[3]), float(r[2])) for r in _chunks(rows, 4)]
-            pos = 7
-            for _ in range(int(a[6])):
-                pos += 2 + int(a[pos + 1])
-            count = int(a[pos])
-            rows = a[pos + 1 : pos + 1 + count]
-            stride = 5 if count % 5 == 0 and _typed(rows, 5) else 4
-            return [(r[0], r[1], float(r[2]), float(r[3])) for r in _chunks(rows, stride)]
-        except (IndexError, TypeError, ValueError):
-            return []  # a frame the server cannot read counts for nothing
+        """(id, calls, self, total) of each function of one profile message; what does not
+        read as the engine sends it (counts past the message, wrong types) counts for
+        nothing."""
+        if self.major < 4:
+            d, f = _count(a, 6), _count(a, 7)
+            start = 8 + 2 * d
+            if d < 0 or f < 0 or start + 4 * f > len(a):
+                return []
+            rows = [(r[0], r[1], r[3], r[2]) for r in _chunks(a[start : start + 4 * f], 4)]
+        else:
+            servers, pos = _count(a, 6), 7
+            if servers < 0 or servers > len(a):
+                return []
+            for _ in range(servers):
+                values = _count(a, pos + 1)
+                if values < 0:
+                    return []
+                pos += 2 + values
+                if pos >= len(a):
+                    return []
+            count = _count(a, pos)
+            if count < 0 or pos + 1 + count > len(a):
+                return []
+            found = a[pos + 1 : pos + 1 + count]
+            stride = 5 if count % 5 == 0 and _typed(found, 5) else 4
+            rows = [(r[0], r[1], r[2], r[3]) for r in _chunks(found, stride)]
+        return [
+            (sig, calls, float(own), float(total))
+            for sig, calls, own, total in rows
+            if _whole(sig) and _whole(calls) and calls >= 0 and _finite(own) and _finite(total)
+        ]
 
     def functions(self) -> list[Measured]:
         """Every project function measured, busiest (self time) first."""
@@ -516,7 +611,7 @@ class Profile:
         out = []
         for sig, m in source.items():
             known = self.signatures.get(sig)
-            if known is None or not known[0].startswith("res://") or m.calls <= 0:
+            if known is None or not project_path(known[0]) or m.calls <= 0:
                 continue
             out.append(Measured(*known, m.calls, m.self_s, m.total_s))
         out.sort(key=lambda m: (-m.self_s, -m.total_s, m.path, m.line))
@@ -545,6 +640,28 @@ def _typed(rows: list[Any], stride: int) -> bool:
         if any(isinstance(x, int) for x in r[2:]):
             return False
     return True
+
+
+def project_path(path: str) -> bool:
+    """A clean ``res://`` path: the project's own code (the server's bridge and anything a
+    game names outside the project, ``res:///abs/path`` or ``res://../x``, is not)."""
+    if not path.startswith("res://") or "\\" in path or not path.isprintable():
+        return False
+    return not any(part in ("", ".", "..") for part in path[len("res://") :].split("/"))
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _finite(value: Any) -> bool:
+    return (_whole(value) or isinstance(value, float)) and math.isfinite(value) and value >= 0
+
+
+def _count(values: list[Any], at: int) -> int:
+    """The count at ``values[at]``, or -1 when there is none."""
+    value: Any = values[at] if 0 <= at < len(values) else None
+    return int(value) if _whole(value) and value >= 0 else -1
 
 
 def _int(value: Any) -> int:

@@ -22,9 +22,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "Dictionary", "Malformed", "ObjectId", "Value", "decode", "encode"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_VALUES",
+    "Dictionary",
+    "Malformed",
+    "ObjectId",
+    "Packed",
+    "Value",
+    "decode",
+    "encode",
+]
 
 MAX_DEPTH = 64  # nesting the decoder follows; the engine's own limit is deeper, ours is enough
+MAX_VALUES = 1 << 20  # values decoded from one packet (a packed array's elements are not)
 
 FLAG_64 = 1 << 16
 TYPE_MASK = 0xFF
@@ -186,6 +197,14 @@ class _Reader:
         self.pos = 0
         self.major = major
         self.types = _types(major)
+        self.values = 0
+
+    def spend(self, n: int = 1) -> None:
+        """Count ``n`` more values decoded; past ``MAX_VALUES`` a packet is refused (a
+        packet of 8 MiB of nils would otherwise be two million Python objects)."""
+        self.values += n
+        if self.values > MAX_VALUES:
+            raise Malformed(f"one packet holds more than {MAX_VALUES} values")
 
     def take(self, n: int) -> memoryview:
         if n < 0 or self.pos + n > len(self.data):
@@ -219,6 +238,7 @@ class _Reader:
     def value(self, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             raise Malformed(f"values nest deeper than {MAX_DEPTH}")
+        self.spend()
         header = self.unpack("I")
         kind = header & TYPE_MASK
         if kind >= len(self.types):
@@ -299,27 +319,50 @@ class _Reader:
         return ObjectId(0, cls)
 
     def packed(self, name: str, wide: bool) -> Any:
-        if name in _PACKED_NUMBERS:
-            fmt = _PACKED_NUMBERS[name]
-            size = struct.calcsize(fmt)
-            n = self.count(size)
-            values = list(struct.unpack(f"<{n}{fmt}", self.take(n * size)))
-            self.take(-(n * size) % 4)
-            return Value(name, {"items": values})
+        """A packed array of numbers or vectors kept as its bytes (:class:`Packed`): a game's
+        8 MiB of them costs 8 MiB here, never a Python object an element."""
         if name in ("PoolStringArray", "PackedStringArray"):
             n = self.count(4)
+            self.spend(n)
             return Value(name, {"items": [self.string() for _ in range(n)]})
-        element = _PACKED_VECTORS[name]
-        number, names = _FIXED[element]
-        fmt = "f" if number == "f" or not wide else "d"
-        width = len(names) * struct.calcsize(fmt)
+        names: tuple[str, ...] = ()
+        if name in _PACKED_NUMBERS:
+            fmt = _PACKED_NUMBERS[name]
+        else:
+            element = _PACKED_VECTORS[name]
+            number, names = _FIXED[element]
+            fmt = "f" if number == "f" or not wide else "d"
+        width = struct.calcsize(fmt) * max(1, len(names))
         n = self.count(width)
-        flat = struct.unpack(f"<{n * len(names)}{fmt}", self.take(n * width))
-        k = len(names)
-        items = [
-            Value(element, dict(zip(names, flat[i * k : i * k + k], strict=True))) for i in range(n)
+        raw = bytes(self.take(n * width))
+        self.take(-(n * width) % 4)
+        return Value(name, {"items": Packed(_PACKED_VECTORS.get(name, ""), fmt, names, raw)})
+
+
+@dataclass(frozen=True)
+class Packed:
+    """A packed array's elements as the engine sent them: ``element`` (a vector type, or
+    empty for numbers), their number format, field names and bytes."""
+
+    element: str
+    fmt: str
+    names: tuple[str, ...]
+    raw: bytes
+
+    def __len__(self) -> int:
+        return len(self.raw) // (struct.calcsize(self.fmt) * max(1, len(self.names)))
+
+    def values(self, limit: int | None = None) -> list[Any]:
+        """The first ``limit`` elements (all by default): numbers, or :class:`Value` s."""
+        n = len(self) if limit is None else min(limit, len(self))
+        k = max(1, len(self.names))
+        flat = struct.unpack_from(f"<{n * k}{self.fmt}", self.raw)
+        if not self.names:
+            return list(flat)
+        return [
+            Value(self.element, dict(zip(self.names, flat[i * k : i * k + k], strict=True)))
+            for i in range(n)
         ]
-        return Value(name, {"items": items})
 
 
 def decode(data: bytes | memoryview, major: int) -> tuple[Any, int]:
@@ -468,6 +511,11 @@ def to_json(value: Any, depth: int = 0, describe: Describe | None = None) -> Any
     if isinstance(value, Value):
         if "items" in value.fields:
             items = value.fields["items"]
+            if isinstance(items, Packed):  # only what is shown is unpacked
+                first = _items(items.values(MAX_ITEMS), depth, describe)
+                if len(items) > MAX_ITEMS:
+                    first.append({"type": "truncated", "remaining": len(items) - MAX_ITEMS})
+                return {"type": value.type, "items": first}
             return {"type": value.type, "items": _items(items, depth, describe)}
         return _shape(value)
     return {"type": type(value).__name__}

@@ -27,6 +27,7 @@ __all__ = ["MAX_ARGS", "MAX_PACKET", "Framer", "Message"]
 
 MAX_PACKET = 8 << 20  # bytes of one packet (a frame of many large variables fits)
 MAX_ARGS = 1 << 20  # arguments of one Godot 3 message (each is a packet of at least 8 bytes)
+MESSAGE_PACKETS = 2  # a Godot 3 message's packets together hold at most this many MAX_PACKETs
 
 
 @dataclass(frozen=True)
@@ -48,24 +49,50 @@ class Framer:
         self._name: str | None = None  # Godot 3: the message being gathered
         self._count: int | None = None
         self._args: list[Any] = []
+        self._gathered = 0  # bytes of the Godot 3 message being gathered
+        self._broken: Malformed | None = None
+
+    @property
+    def pending(self) -> int:
+        """Bytes received that no message has taken yet."""
+        return len(self._buf)
 
     def feed(self, data: bytes) -> list[Message]:
         """The messages ``data`` completes; :class:`Malformed` once the framing is broken
-        (the framer is then of no further use)."""
+        (the framer is then of no further use). Messages that came whole before the break
+        are answered first, the break on the next call."""
+        if self._broken is not None:
+            raise self._broken
         self._buf += data
         out: list[Message] = []
-        while len(self._buf) >= 4:
-            (size,) = struct.unpack_from("<I", self._buf)
-            if size > self._max:
-                raise Malformed(f"a packet of {size} bytes is larger than {self._max}")
-            if len(self._buf) < 4 + size:
-                break
-            value = decode_all(memoryview(self._buf)[4 : 4 + size], self.major)
-            del self._buf[: 4 + size]
-            message = self._packet(value)
-            if message is not None:
-                out.append(message)
+        try:
+            while len(self._buf) >= 4:
+                message = self._next()
+                if message is False:
+                    break
+                if isinstance(message, Message):
+                    out.append(message)
+        except Malformed as exc:
+            self._broken = exc
+            if not out:
+                raise
         return out
+
+    def _next(self) -> Message | bool | None:
+        """The message the next packet completes, None if it completes none, False if the
+        packet has not fully come."""
+        (size,) = struct.unpack_from("<I", self._buf)
+        if size > self._max:
+            raise Malformed(f"a packet of {size} bytes is larger than {self._max}")
+        if len(self._buf) < 4 + size:
+            return False
+        if self.major < 4:
+            self._gathered += 4 + size
+            if self._gathered > MESSAGE_PACKETS * self._max:
+                raise Malformed(f"a message is larger than {MESSAGE_PACKETS * self._max} bytes")
+        value = decode_all(memoryview(self._buf)[4 : 4 + size], self.major)
+        del self._buf[: 4 + size]
+        return self._packet(value)
 
     def _packet(self, value: Any) -> Message | None:
         if self.major >= 4:
@@ -81,14 +108,14 @@ class Framer:
             return None
         if self._count is None:
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_ARGS:
-                raise Malformed(f"the message {self._name[:40]!r} has no valid argument count")
+                raise Malformed("a message has no valid argument count")
             self._count = value
         else:
             self._args.append(value)
         if len(self._args) < self._count:
             return None
         message = Message(self._name, self._args)
-        self._name, self._count, self._args = None, None, []
+        self._name, self._count, self._args, self._gathered = None, None, [], 0
         return message
 
     def command(self, name: str, args: list[Any], thread: int = 1) -> bytes:

@@ -588,7 +588,7 @@ class GameSession:
         if state != "running":
             raise GameFailed(f"the game session is {state}")
         if self.gate is not None and (where := self.gate.stopped_at()) is not None:
-            raise stopped_error(where)
+            raise stopped_error(self._scrub(where))
         if self._attach_error is not None:
             raise self._attach_error
         if self._ready is None:
@@ -628,7 +628,7 @@ class GameSession:
             if not done:
                 raise value
             return cast(T, value)
-        raise stopped_error(gate.stopped_at() or "a break")
+        raise stopped_error(self._scrub(gate.stopped_at() or "a break"))
 
     async def _race(
         self, fn: Callable[..., Awaitable[T]], *args: Any, gated: bool = True, **kwargs: Any
@@ -660,7 +660,7 @@ class GameSession:
         if result:
             return result[0]
         if gate is not None and (where := gate.stopped_at()) is not None:
-            raise stopped_error(where)
+            raise stopped_error(self._scrub(where))
         code = await self._child.wait_for(EXIT_WAIT)
         if code is not None:
             self.poll()
