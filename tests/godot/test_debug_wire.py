@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -282,3 +283,76 @@ async def test_a_message_no_engine_sends_loses_the_debugger_and_says_so() -> Non
     # The odd frame was read (no fault killed the reader); what came after ended it.
     assert dbg.lost == "the game sent what is not the debugger's protocol: unknown type id 250"
     assert dbg.stopped is None and dbg.lost_at_break
+
+
+class _Recorded:
+    """A connection that keeps what the debugger sends (the game's side is dispatched by
+    hand): for the ordering rules, which need no engine."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def extra(self, attribute: Any, default: Any = None) -> Any:
+        return default
+
+    async def send(self, data: bytes) -> None:
+        self.sent.append(decode_all(data[4:], 4))
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def _stop(dbg: Debugger) -> None:
+    await dbg._dispatch(Message("debug_enter", [True, "Breakpoint", True, 1]))
+    await dbg._dispatch(Message("stack_dump", [3, "res://a.gd", 2, "f"]))
+
+
+@pytest.mark.anyio
+async def test_a_late_evaluation_answer_is_not_the_next_ones() -> None:
+    import anyio
+
+    stream = _Recorded()
+    dbg = Debugger(stream, 4)  # type: ignore[arg-type]
+    await _stop(dbg)
+    await dbg._dispatch(Message("stack_frame_vars", [1]))
+    await dbg._dispatch(Message("stack_frame_var", ["self", 1, 24, ObjectId(5)]))
+    async with anyio.create_task_group() as tg:
+        got: list[Any] = []
+
+        async def ask() -> None:
+            got.append(await dbg.evaluate("fast", 0))
+
+        tg.start_soon(ask)
+        await anyio.sleep(0.05)
+        await dbg._dispatch(Message("evaluation_return", ["slow", 3, 0, "value of slow"]))
+        await anyio.sleep(0.05)
+        assert got == []
+        await dbg._dispatch(Message("evaluation_return", ["fast", 3, 0, "value of fast"]))
+    assert got == ["value of fast"]
+
+
+@pytest.mark.anyio
+async def test_a_profile_cut_short_by_a_break_stops_the_profiler_on_resume() -> None:
+    import anyio
+
+    from godot_mcp.godot.debug.session import NotStopped
+
+    stream = _Recorded()
+    dbg = Debugger(stream, 4)  # type: ignore[arg-type]
+    async with anyio.create_task_group() as tg:
+        failed: list[str] = []
+
+        async def profile() -> None:
+            try:
+                await dbg.profile(5)
+            except NotStopped as exc:
+                failed.append(str(exc))
+
+        tg.start_soon(profile)
+        await anyio.sleep(0.05)
+        await _stop(dbg)
+    assert failed == ["res://a.gd:2 (break)"]
+    names = [m[0] for m in stream.sent]
+    assert names.count("profiler:servers") == 1  # started; not stopped while stopped
+    await dbg._dispatch(Message("debug_exit", []))
+    assert stream.sent[-1] == ["profiler:servers", 1, [False]]
