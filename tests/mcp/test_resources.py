@@ -40,6 +40,13 @@ SHIPPED = {
     "project.check",
     "project.api",
     "project.import",
+    "runtime.debug.breakpoints",
+    "runtime.debug.state",
+    "runtime.debug.variables",
+    "runtime.debug.evaluate",
+    "runtime.debug.control",
+    "runtime.profile.capture",
+    "runtime.scripts.reload",
 }
 
 

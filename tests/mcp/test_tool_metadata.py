@@ -29,12 +29,16 @@ READ_ONLY = {
     "runtime.perf.read",
     "project.check",
     "project.api",
+    "runtime.debug.state",
+    "runtime.debug.variables",
+    "runtime.profile.capture",
 }
 DESTRUCTIVE = {
     "project.reload",
     "runtime.session.stop",
     "project.export.cancel",
     "runtime.node.call",
+    "runtime.debug.evaluate",
 }
 
 

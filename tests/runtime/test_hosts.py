@@ -146,6 +146,19 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
             await call("artifacts_read", {"uri": shot["uri"] + "?length=10"})
             await call("artifacts_read", {"uri": shot["uri"] + "?offset=99999999"})
             await call("runtime_session_stop", {"session_id": sid})
+            where = "res://spinner.gd:20"
+            start = {"mode": "headless", "debug": True, "breakpoints": [where]}
+            d = {"session_id": (await call("runtime_session_start", start))["session"]["id"]}
+            await call("runtime_debug_state", {**d, "wait_seconds": 10})
+            await call("runtime_debug_variables", d)
+            await call("runtime_debug_evaluate", {**d, "expression": "t + 1"})  # Godot 3: no
+            await call("runtime_debug_control", {**d, "action": "next"})
+            await call("runtime_debug_breakpoints", {**d, "clear": [where]})
+            await call("runtime_scripts_reload", {**d, "paths": ["res://spinner.gd"]})
+            await call("runtime_debug_control", {**d, "action": "continue"})
+            await call("runtime_profile_capture", {**d, "seconds": 0.5})
+            await call("runtime_debug_control", {**d, "action": "step"})  # not stopped
+            await call("runtime_session_stop", d)
             export = (await call("project_export", {"preset": "Pack", "kind": "pack"}))["export"]
             await call("project_export_status", {"export_id": export["id"], "wait_seconds": 30})
             await call("project_export_cancel", {"export_id": export["id"]})
