@@ -17,7 +17,14 @@ from godot_mcp.edge.tools_runtime import (
     require_writes,
 )
 from godot_mcp.errors import InvalidArgument, Timeout, Unavailable
-from godot_mcp.godot.debug import MAX_VARIABLES, Break, NoSelf, NotStopped, to_json
+from godot_mcp.godot.debug import (
+    MAX_VARIABLES,
+    Break,
+    EvaluationFailed,
+    NoSelf,
+    NotStopped,
+    to_json,
+)
 from godot_mcp.godot.game import stopped_error
 from godot_mcp.godot.process.locate import engine_name
 from godot_mcp.godot.process.redact import Scrubber
@@ -155,6 +162,8 @@ async def evaluate(call: ToolCall) -> types.CallToolResult:
         value = await debugger.evaluate(a["expression"], a["frame"])
     except NoSelf as exc:
         raise InvalidArgument(str(exc)) from None
+    except EvaluationFailed as exc:
+        raise InvalidArgument(managed.game.scrub(str(exc))[:1000]) from None
     except NotStopped as exc:
         raise _not_stopped(managed, exc) from None
     except TimeoutError:

@@ -182,6 +182,12 @@ async def test_a_game_stops_steps_and_resumes_where_the_engine_says(
                 )
             elif engine.major >= 4:
                 assert evaluated == {"outcome": "ok", "value": 43}
+                bad = {**sid, "expression": "nope_nope + 1"}
+                refused = await answer(c, "runtime.debug.evaluate", bad)
+                assert refused["outcome"] == "invalid_argument", refused
+                assert "nope_nope" in refused["message"], refused
+                still = await ok(c, "runtime.debug.state", sid)  # and the game is still stopped
+                assert still["state"] == "break"
             else:
                 assert evaluated["message"].endswith("'s debugger has no evaluation")
                 assert evaluated["message"].startswith("Godot 3.")

@@ -37,12 +37,23 @@ import anyio.abc
 from godot_mcp.godot.debug.variant import Dictionary, Malformed
 from godot_mcp.godot.debug.wire import Framer, Message
 
-__all__ = ["Break", "Debugger", "Frame", "Measured", "NoSelf", "NotStopped", "Profile", "Variables"]
+__all__ = [
+    "Break",
+    "Debugger",
+    "EvaluationFailed",
+    "Frame",
+    "Measured",
+    "NoSelf",
+    "NotStopped",
+    "Profile",
+    "Variables",
+]
 
 # What debug_enter says for a stop that is no error: a breakpoint or step (both engines), a
 # `breakpoint` statement (Godot 3), a break on request (Godot 4: nothing).
 _NOT_ERRORS = frozenset({"", "Breakpoint", "Breakpoint Statement"})
 _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
+EVAL_ERROR_WAIT = 0.5  # how long a null answer waits for the engine's error that may follow
 OFF_LOOP_BYTES = 256 << 10  # a message this large is decoded on a worker thread
 FLOOD_BYTES = 32 << 20  # a second's bytes from one game, at most
 FLOOD_MESSAGES = 20_000  # a second's messages from one game, at most
@@ -80,6 +91,10 @@ class FloodGate:
             raise Flooded(f"more than {self.max_bytes} bytes in a second")
         if self._messages > self.max_messages:
             raise Flooded(f"more than {self.max_messages} messages in a second")
+
+
+class EvaluationFailed(ValueError):
+    """The engine could not parse or run an expression; its own message."""
 
 
 class NoSelf(ValueError):
@@ -156,6 +171,7 @@ class Debugger:
         self._profile: Profile | None = None
         self._profiler_left_on = False  # a capture cut short at a break: stopped on resume
         self._evaluating: str | None = None
+        self._eval_errors: list[str] = []
         self._thread = 1
         self._changed = anyio.Event()
         self._waiters: dict[str, list[list[Message]]] = {}
@@ -254,6 +270,12 @@ class Debugger:
                 if stack:  # the top frame may be deeper than the server's own script's
                     await self._request_vars(stack[0].index)
             self._answer(m)
+        elif m.name == "error" and self._evaluating is not None and self.major >= 4:
+            # Godot 4: [h, m, s, ms, file, function, line, error, description, warning, …]
+            said = [a for a in m.args[7:9] if isinstance(a, str) and a]
+            if said and not (len(m.args) > 9 and m.args[9] is True):
+                self._eval_errors.append(said[-1])
+                self._notify()
         elif m.name == "evaluation_return":
             if m.args and m.args[0] == self._evaluating:
                 self._answer(m)
@@ -421,13 +443,21 @@ class Debugger:
             raise NoSelf(f"frame {frame} has no self to evaluate in")
         self._known.clear()  # an expression can change what the frames hold
         self._evaluating = expression  # a late answer to an earlier one is not this one's
+        self._eval_errors = []
         try:
             m = await self._ask(
                 "evaluate", [expression, brk.stack[frame].index], "evaluation_return", timeout
             )
+            value = m.args[3] if len(m.args) >= 4 else None
+            if value is None:  # null, or the expression failed: the engine then says why
+                with anyio.move_on_after(EVAL_ERROR_WAIT):
+                    while not self._eval_errors and self.stopped is brk:
+                        await self._changed.wait()
+                if self._eval_errors:
+                    raise EvaluationFailed(self._eval_errors[0])
+            return value
         finally:
             self._evaluating = None
-        return m.args[3] if len(m.args) >= 4 else None
 
     async def control(self, action: str, timeout: float) -> Break | None:
         """Send ``action``; for a step, wait (bounded) for the break it leads to."""
