@@ -188,6 +188,8 @@ async def test_a_game_stops_steps_and_resumes_where_the_engine_says(
                 assert "nope_nope" in refused["message"], refused
                 still = await ok(c, "runtime.debug.state", sid)  # and the game is still stopped
                 assert still["state"] == "break"
+                errors = await ok(c, "runtime.log.read", {**sid, "min_level": "error"})
+                assert not [x for x in errors["lines"] if "nope_nope" in x["text"]], errors
             else:
                 assert evaluated["message"].endswith("'s debugger has no evaluation")
                 assert evaluated["message"].startswith("Godot 3.")
@@ -222,6 +224,11 @@ async def test_a_game_stops_steps_and_resumes_where_the_engine_says(
             brk = await ok(c, "runtime.debug.control", {**sid, "action": "break"})
             assert (brk["state"], brk["reason"]) == ("break", "break")
             assert await ok(c, "runtime.debug.control", {**sid, "action": "break"}) == brk
+            await ok(c, "runtime.debug.control", {**sid, "action": "continue"})
+            await ok(c, "runtime.wait", {**sid, "until": {"frames": 3}})
+            # Nothing the server asked of the engine shows in the game's log.
+            errors = await ok(c, "runtime.log.read", {**sid, "min_level": "error"})
+            assert not [x for x in errors["lines"] if "out of bounds" in x["text"]], errors
             stopped = await ok(c, "runtime.session.stop", sid)
             assert stopped["state"] == "stopped"
 

@@ -172,6 +172,7 @@ class Debugger:
         self._profiler_left_on = False  # a capture cut short at a break: stopped on resume
         self._evaluating: str | None = None
         self._eval_errors: list[str] = []
+        self._evaluated = False  # an evaluation was sent during this break
         self._thread = 1
         self._changed = anyio.Event()
         self._waiters: dict[str, list[list[Message]]] = {}
@@ -247,10 +248,14 @@ class Debugger:
             error = m.args[1] if len(m.args) > 1 and isinstance(m.args[1], str) else ""
             self._entered = error
             await self._send("get_stack_dump", [])
-            await self._request_vars(0)  # the top frame's, in the same poll of the engine
+            if self.major >= 4 and len(m.args) > 2 and m.args[2] is True:
+                # Godot 4 says it has a stack: the top frame's variables in the same poll
+                # (asked of an empty stack, the engine would log errors of its own).
+                await self._request_vars(0)
         elif m.name == "debug_exit":
             self._entered = None
             self.stopped = None
+            self._evaluated = False
             self._asked.clear()
             self._known.clear()
             self._notify()
@@ -389,6 +394,11 @@ class Debugger:
 
     # --- the game session's gate (godot/game/gate.py) ----------------------------------
 
+    def quiet(self) -> bool:
+        """Whether what the engine prints now is the server's own doing: the game is stopped
+        (its code runs no more) and an evaluation was sent during this break."""
+        return self.stopped is not None and self._evaluated
+
     def stopped_at(self) -> str | None:
         return self.stopped.where if self.stopped is not None else None
 
@@ -442,6 +452,7 @@ class Debugger:
         if "self" not in (await self.variables(frame, timeout)).members:
             raise NoSelf(f"frame {frame} has no self to evaluate in")
         self._known.clear()  # an expression can change what the frames hold
+        self._evaluated = True
         self._evaluating = expression  # a late answer to an earlier one is not this one's
         self._eval_errors = []
         try:

@@ -26,6 +26,12 @@ class Gate(Protocol):
         """Return once the game is stopped (at once if it is); unbounded: raced."""
         ...
 
+    def quiet(self) -> bool:
+        """Whether what the engine prints now is the server's own doing (an evaluation's
+        error while the game is stopped), kept out of the game's log. Asked from the log's
+        reader threads."""
+        ...
+
 
 def stopped_error(where: str) -> GameUnavailable:
     return GameUnavailable(f"the game is stopped at {where}; resume it with runtime.debug.control")

@@ -530,6 +530,8 @@ class GameSession:
         """
         if self.gate is not None and stream == "stdout" and text in _DEBUGGER_LINES:
             return True  # Godot 3.2's answer to the server's own profiler requests
+        if self.gate is not None and stream == "stderr" and self.gate.quiet():
+            return True  # the engine's words on the server's own evaluation
         if stream != "stderr" or not text.startswith(MARK_PREFIX):
             return False
         token = parse_mark(text)
