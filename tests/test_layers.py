@@ -58,7 +58,7 @@ def test_no_layer_imports_a_higher_one() -> None:
 # The Godot layer: two floors, then features. A floor imports only itself and the floors
 # below it; a feature imports the floors and itself, never another feature.
 FLOORS = {"process": set(), "project": {"process"}}
-FEATURES = {"game", "export", "check", "api", "importer", "debug"}
+FEATURES = {"game", "export", "check", "api", "importer", "debug", "testrun"}
 
 
 def wrong_godot_import(module: str, target: str) -> str | None:

@@ -1,0 +1,87 @@
+"""The JUnit reports test runners write, read safely: the real frameworks' own reports
+(``tests/data/junit``: GUT 7.4.3 on Godot 3.2.3, GUT 9.6.0 on Godot 4.6.3, on a fixture of one
+passing, one failing and one erroring test) and hostile ones."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from godot_mcp.godot.testrun import Case, ReportRefused, frameworks, parse_report
+from godot_mcp.godot.testrun.junit import MAX_CASES, MAX_REPORT
+
+DATA = Path(__file__).parent.parent / "data" / "junit"
+
+
+def test_gut7_on_godot3_reads_as_gut_counts_it() -> None:
+    report = parse_report((DATA / "gut-7.4.3-godot-3.2.3.xml").read_bytes())
+    assert (report.tests, report.failures, report.errors, report.skipped) == (3, 1, 0, 0)
+    assert report.passed == 2  # GUT 7 counts the erroring test as "did not assert", not failed
+    (failed,) = [c for c in report.cases if c.status != "passed"]
+    assert failed == Case(
+        "res://test/test_sample.gd",
+        "test_fails",
+        "failed",
+        "[4] expected to equal [5]: two and two make five at line -1",
+        "res://test/test_sample.gd",
+        None,  # GUT 7 says "at line -1"
+    )
+
+
+def test_gut9_on_godot4_names_the_failing_line() -> None:
+    report = parse_report((DATA / "gut-9.6.0-godot-4.6.3.xml").read_bytes())
+    assert (report.tests, report.failures, report.passed) == (3, 2, 1)
+    by_name = {c.name: c for c in report.cases}
+    assert by_name["test_fails"].path == "res://test/test_sample.gd"  # GUT 9 drops res://
+    assert by_name["test_fails"].line == 7
+    assert by_name["test_fails"].message is not None
+    assert by_name["test_fails"].message.startswith("[4] expected to equal [5]")
+    assert "Nonexistent function 'explode'" in (by_name["test_errors"].message or "")
+    assert by_name["test_passes"].status == "passed"
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (
+            b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+            b'<!ENTITY lol2 "&lol;&lol;&lol;&lol;">]><testsuites>&lol2;</testsuites>',
+            "declares a document type",
+        ),
+        (
+            b'<!DOCTYPE t [<!ENTITY x SYSTEM "file:///etc/passwd">]><testsuites>&x;</testsuites>',
+            "declares a document type",
+        ),
+        (b"<!entity x 'y'><testsuites/>", "declares a document type"),
+        (b"<testsuites><testsuite>", "not XML"),
+        (b"<html><body/></html>", "root is <html>"),
+        (b" " * (MAX_REPORT + 1), "larger than"),
+    ],
+)
+def test_a_hostile_report_is_refused_unread(data: bytes, why: str) -> None:
+    with pytest.raises(ReportRefused, match=why):
+        parse_report(data)
+
+
+def test_counts_cover_every_case_and_the_kept_ones_are_bounded() -> None:
+    cases = "".join(f'<testcase name="t{i}"/>' for i in range(MAX_CASES + 5))
+    failing = '<testcase name="bad"><failure message="m">res://a.gd:12: boom</failure></testcase>'
+    data = f'<testsuite name="res://a.gd">{cases}{failing}</testsuite>'.encode()
+    report = parse_report(data)
+    assert (report.tests, report.failures, report.truncated) == (MAX_CASES + 6, 1, True)
+    assert len(report.cases) == MAX_CASES
+
+
+def test_frameworks_are_found_by_their_runner_inside_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / "addons/gut").mkdir(parents=True)
+    assert frameworks(project) == []
+    (project / "addons/gut/gut_cmdln.gd").write_text("extends SceneTree\n")
+    assert frameworks(project) == ["gut"]
+    outside = tmp_path / "GdUnitCmdTool.gd"
+    outside.write_text("")
+    (project / "addons/gdUnit4/bin").mkdir(parents=True)
+    os.symlink(outside, project / "addons/gdUnit4/bin/GdUnitCmdTool.gd")
+    assert frameworks(project) == ["gut"]  # a link out of the project is no runner
