@@ -74,14 +74,32 @@ def test_counts_cover_every_case_and_the_kept_ones_are_bounded() -> None:
     assert len(report.cases) == MAX_CASES
 
 
-def test_frameworks_are_found_by_their_runner_inside_the_project(tmp_path: Path) -> None:
+def test_frameworks_are_found_by_their_addon_folder_inside_the_project(tmp_path: Path) -> None:
     project = tmp_path / "p"
-    (project / "addons/gut").mkdir(parents=True)
+    (project / "addons").mkdir(parents=True)
     assert frameworks(project) == []
-    (project / "addons/gut/gut_cmdln.gd").write_text("extends SceneTree\n")
-    assert frameworks(project) == ["gut"]
-    outside = tmp_path / "GdUnitCmdTool.gd"
-    outside.write_text("")
-    (project / "addons/gdUnit4/bin").mkdir(parents=True)
-    os.symlink(outside, project / "addons/gdUnit4/bin/GdUnitCmdTool.gd")
-    assert frameworks(project) == ["gut"]  # a link out of the project is no runner
+    (project / "addons/gut").mkdir()
+    assert frameworks(project) == ["gut"]  # by its folder, never by whether it runs
+    elsewhere = tmp_path / "gdUnit4"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, project / "addons/gdUnit4")
+    assert frameworks(project) == ["gut"]  # a link out of the project is no addon
+    (project / "addons/gdUnit4").unlink()
+    (project / "addons/gdUnit4").mkdir()
+    assert frameworks(project) == ["gut", "gdunit4"]
+
+
+def test_unescaped_messages_still_read_as_text() -> None:
+    data = (
+        b'<testsuites><testsuite name="res://t.gd">'
+        b'<testcase name="a"><failure message="failed">[<Node#1>] expected & got'
+        b" at line 4</failure></testcase>"
+        b'<testcase name="b"><failure><![CDATA[x < y]]></failure></testcase>'
+        b'<testcase name="c"><skipped>not <ready></skipped></testcase>'
+        b"</testsuite></testsuites>"
+    )
+    report = parse_report(data)
+    assert (report.tests, report.failures, report.skipped) == (3, 2, 1)
+    messages = [c.message for c in report.cases]
+    assert messages == ["[<Node#1>] expected & got at line 4", "x < y", "not <ready>"]
+    assert report.cases[0].line == 4 and report.cases[0].path == "res://t.gd"
