@@ -235,10 +235,6 @@ def reload_availability(deps: ServerDeps) -> str:
     return availability_of(deps) if why == "available" else why
 
 
-def debug_availability(deps: ServerDeps) -> str:
-    return availability_of(deps)
-
-
 def evaluate_availability(deps: ServerDeps) -> str:
     if not deps.disclosure.writes:
         return f"unavailable: {WRITES_DISABLED}"
@@ -267,7 +263,7 @@ TOOLS = [
         answer={"breakpoints": BREAKPOINT_LIST},
         required=("breakpoints",),
         idempotent=True,
-        availability=debug_availability,
+        availability=availability_of,
     ),
     Tool(
         "runtime.debug.state",
@@ -283,7 +279,7 @@ TOOLS = [
         required=("state",),
         read_only=True,
         idempotent=True,
-        availability=debug_availability,
+        availability=availability_of,
     ),
     Tool(
         "runtime.debug.variables",
@@ -296,7 +292,7 @@ TOOLS = [
         required=("locals", "members", "truncated"),
         read_only=True,
         idempotent=True,
-        availability=debug_availability,
+        availability=availability_of,
     ),
     Tool(
         "runtime.debug.evaluate",
@@ -333,7 +329,7 @@ TOOLS = [
         answer=STATE,
         required=("state",),
         idempotent=False,
-        availability=debug_availability,
+        availability=availability_of,
     ),
     Tool(
         "runtime.profile.capture",
@@ -352,7 +348,7 @@ TOOLS = [
         },
         required=("frames", "functions"),
         read_only=True,
-        availability=debug_availability,
+        availability=availability_of,
     ),
     Tool(
         "runtime.scripts.reload",

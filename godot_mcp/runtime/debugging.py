@@ -20,13 +20,27 @@ from godot_mcp.errors import InvalidArgument
 from godot_mcp.godot.debug import Break, Debugger, DebugListener
 from godot_mcp.godot.game import GameSession
 
-__all__ = ["MAX_BREAKPOINTS", "DebugLaunch", "parse_breakpoints"]
+__all__ = ["MAX_BREAKPOINTS", "DebugLaunch", "parse_breakpoints", "project_script"]
 
 log = logging.getLogger(__name__)
 
 MAX_BREAKPOINTS = 100
 MAX_LINE = 1_000_000
+_SCRIPT = re.compile(r"^res://[^\x00-\x1f\\:,%]+\.gd$")  # what --breakpoints can carry
 _BREAKPOINT = re.compile(r"^(res://[^\x00-\x1f\\:,%]+\.gd):([0-9]{1,7})$")
+
+
+def project_script(project: Path, path: str) -> str:
+    """``path`` if it names a script file of the project (a clean ``res://…gd`` path whose file,
+    links resolved, is inside it), else ``InvalidArgument`` naming it. Blocking."""
+    parts = path[len("res://") :].split("/") if _SCRIPT.match(path) else [""]
+    real = os.path.realpath(project.joinpath(*parts))
+    clean = not any(p in ("", ".", "..") for p in parts)
+    if not clean or not real.startswith(os.path.realpath(project) + os.sep):
+        raise InvalidArgument(f"{path[:200]} is not a script of the project")
+    if not os.path.isfile(real):
+        raise InvalidArgument(f"{path[:200]} is not a script of the project")
+    return path
 
 
 def parse_breakpoints(project: Path, items: Iterable[str]) -> dict[str, set[int]]:
@@ -35,19 +49,10 @@ def parse_breakpoints(project: Path, items: Iterable[str]) -> dict[str, set[int]
     out: dict[str, set[int]] = {}
     for item in items:
         match = _BREAKPOINT.match(item) if isinstance(item, str) else None
-        shown = str(item)[:200]
-        if match is None:
-            raise InvalidArgument(f"a breakpoint is res://path.gd:LINE, not {shown!r}")
-        path, line = match.group(1), int(match.group(2))
-        parts = path[len("res://") :].split("/")
-        if any(p in ("", ".", "..") for p in parts) or not 1 <= line <= MAX_LINE:
-            raise InvalidArgument(f"a breakpoint is res://path.gd:LINE, not {shown!r}")
-        full = project.joinpath(*parts)
-        real = os.path.realpath(full)
-        inside = real.startswith(os.path.realpath(project) + os.sep)
-        if not inside or not os.path.isfile(real):
-            raise InvalidArgument(f"{path} is not a script of the project")
-        out.setdefault(path, set()).add(line)
+        if match is None or not 1 <= int(match.group(2)) <= MAX_LINE:
+            raise InvalidArgument(f"a breakpoint is res://path.gd:LINE, not {str(item)[:200]!r}")
+        path = project_script(project, match.group(1))
+        out.setdefault(path, set()).add(int(match.group(2)))
     return out
 
 

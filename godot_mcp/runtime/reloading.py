@@ -17,7 +17,7 @@ from godot_mcp.errors import InvalidArgument
 from godot_mcp.godot import check
 from godot_mcp.godot.project import tree
 from godot_mcp.runtime.checks import CheckService
-from godot_mcp.runtime.debugging import parse_breakpoints
+from godot_mcp.runtime.debugging import project_script
 from godot_mcp.runtime.games import GameService
 from godot_mcp.store.values import Caller
 
@@ -27,12 +27,8 @@ MAX_PATHS = 200
 
 
 def _scripts(project: Path, paths: Sequence[str]) -> list[str]:
-    """``paths`` checked as scripts of the project (the breakpoints' own rule, no line)."""
-    for path in paths:
-        if not isinstance(path, str) or not path.endswith(".gd"):
-            raise InvalidArgument(f"{str(path)[:200]} is not a script of the project")
-    parse_breakpoints(project, [f"{p}:1" for p in paths])
-    return sorted(set(paths))
+    """``paths`` checked as scripts of the project, each once, sorted."""
+    return sorted({project_script(project, p if isinstance(p, str) else "") for p in paths})
 
 
 def _all_scripts(project: Path) -> list[str]:

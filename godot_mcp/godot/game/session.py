@@ -939,10 +939,7 @@ class GameRunner:
                 await self._display.aclose()
 
 
-_log = log  # the module's logger, named apart from the game logs below
-
-
-def _pump(log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
+def _pump(game_log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
     """Read one of the game's pipes into its log until EOF, on a thread of its own.
 
     A game printing megabytes a second costs this thread, never the event loop's reads of
@@ -959,10 +956,10 @@ def _pump(log: GameLog, name: str, pipe: IO[bytes]) -> threading.Thread:
                 except OSError:
                     data = b""
                 try:
-                    log.feed(name, data)
+                    game_log.feed(name, data)
                 except Exception:  # a fault here must not close the pipe under the game
                     if not failed:
-                        _log.exception("the game's %s could not be logged", name)
+                        log.exception("the game's %s could not be logged", name)
                     failed = True
                 if not data:
                     return
