@@ -59,6 +59,7 @@ async def open_app(
     from godot_mcp.runtime.checks import CheckService
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
+    from godot_mcp.runtime.testing import TestService
 
     # Opening the store migrates its database, and locating Godot runs `--version`: both
     # block, so both run on worker threads, as everything the server does on the store.
@@ -97,6 +98,7 @@ async def open_app(
             games=games,
             exports=exports,
             checks=CheckService(runtime, exports),
+            tests=TestService(runtime, exports),
             api=ApiService(runtime),
             names=settings.tool_names,
             releases=Releases(runtime, launch_id) if launch_id is not None else None,

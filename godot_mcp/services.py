@@ -1,4 +1,5 @@
-"""Long-lived services of a server process (games, exports, checks, imports) and their lifecycle."""
+"""Long-lived services of a server process (games, exports, checks, imports, test runs) and
+their lifecycle."""
 
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ class Service(Protocol):
 
 
 def _services(deps: ServerDeps) -> list[Service]:
-    return [deps.games, deps.checks, deps.checks.imports, deps.exports]
+    return [deps.games, deps.checks, deps.checks.imports, deps.tests, deps.exports]
 
 
 async def close_services(deps: ServerDeps) -> None:
-    """Stop every game, check, import and export of this process (bounded)."""
+    """Stop every game, check, import, test run and export of this process (bounded)."""
     for service in _services(deps):
         try:
             await service.aclose()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from godot_mcp.runtime.checks import CheckService
     from godot_mcp.runtime.exports import ExportService
     from godot_mcp.runtime.games import GameService
+    from godot_mcp.runtime.testing import TestService
 
 Transport = Literal["stdio", "http"]
 
@@ -38,6 +39,7 @@ class ServerDeps:
     games: GameService
     exports: ExportService
     checks: CheckService
+    tests: TestService
     api: ApiService
     names: NameStyle = "underscore"
     releases: Releases | None = None  # HTTP only: ended sessions' artifacts

@@ -13,8 +13,14 @@ _EXT = {
     "image/apng": "png",
     "application/octet-stream": "bin",
     "text/plain; charset=utf-8": "txt",
+    "application/xml": "xml",
 }
-_KIND = {"image/png": "screenshot", "image/apng": "recording", "text/plain; charset=utf-8": "log"}
+_KIND = {
+    "image/png": "screenshot",
+    "image/apng": "recording",
+    "text/plain; charset=utf-8": "log",
+    "application/xml": "report",
+}
 
 
 def display_name(info: ArtifactInfo) -> str:

@@ -33,6 +33,7 @@ def shipped_tools() -> list[Tool]:
         tools_import,
         tools_perf,
         tools_runtime,
+        tools_test,
     )
 
     return [
@@ -43,6 +44,7 @@ def shipped_tools() -> list[Tool]:
         *tools_export.TOOLS,
         *tools_check.TOOLS,
         *tools_import.TOOLS,
+        *tools_test.TOOLS,
         *tools_api.TOOLS,
     ]
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import anyio
 from mcp import types
 
 from godot_mcp.edge.budget import Budget
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
-from godot_mcp.edge.progress import EVERY_S, Progress
+from godot_mcp.edge.progress import Status
 from godot_mcp.edge.spec import BOOLEAN, INTEGER, STRING, Arg, Tool
-from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument
-from godot_mcp.godot.check import Report
+from godot_mcp.errors import InvalidArgument
 
 KINDS = ("parse", "load", "missing_dependency")
 MAX_PATHS = 100
@@ -28,30 +26,13 @@ def check_paths(value: list[Any]) -> list[str]:
 
 
 async def project_check(call: ToolCall) -> types.CallToolResult:
-    progress = Progress(call)
-    status = ["starting Godot"]
+    status = Status(call, "starting Godot")
 
     async def seen(done: int, total: int) -> None:
-        status[0] = f"{done} of {total} files checked"
+        await status.say(f"{done} of {total} files checked")
 
-    async def tick() -> None:
-        while True:
-            await anyio.sleep(EVERY_S)
-            await progress.step(0, status[0])
-
-    report: Report | None = None
-    refused: GodotMcpError | None = None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(tick)
-        try:
-            report = await call.deps.checks.run(call.args["paths"], seen)
-        except GodotMcpError as exc:  # raised past the task group, not inside a group of one
-            refused = exc
-        finally:
-            tg.cancel_scope.cancel()
-    if refused is not None or report is None:
-        raise refused or Failed("the check ended without a report")
-    await progress.ended(f"the check ended: {len(report.problems)} errors")
+    report = await status.around(lambda: call.deps.checks.run(call.args["paths"], seen))
+    await status.ended(f"the check ended: {len(report.problems)} errors")
     errors = [p.as_dict() for p in report.problems]
 
     def build(kept: Sequence[Any]) -> types.CallToolResult:

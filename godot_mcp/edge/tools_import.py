@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import anyio
 from mcp import types
 
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
-from godot_mcp.edge.progress import EVERY_S, Progress
+from godot_mcp.edge.progress import Status
 from godot_mcp.edge.spec import INTEGER, NUMBER, Tool
 from godot_mcp.edge.tools_runtime import WRITES_DISABLED
-from godot_mcp.errors import Failed, GodotMcpError, Unavailable
+from godot_mcp.errors import Unavailable
 from godot_mcp.godot.importer import Outcome
 
 
@@ -24,34 +23,17 @@ def availability(deps: ServerDeps) -> str:
 async def project_import(call: ToolCall) -> types.CallToolResult:
     if not call.deps.disclosure.writes:
         raise Unavailable(WRITES_DISABLED)
-    progress = Progress(call)
-    status = ["starting Godot"]
+    status = Status(call, "starting Godot")
 
     async def seen(done: int, total: int) -> None:
-        status[0] = f"{done} of {total} files imported"
+        await status.say(f"{done} of {total} files imported")
 
-    async def tick() -> None:
-        while True:
-            await anyio.sleep(EVERY_S)
-            await progress.step(0, status[0])
-
-    outcome: Outcome | None = None
-    refused: GodotMcpError | None = None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(tick)
-        try:
-            outcome = await call.deps.checks.imports.run(seen)
-        except GodotMcpError as exc:  # raised past the task group, not inside a group of one
-            refused = exc
-        finally:
-            tg.cancel_scope.cancel()
-    if refused is not None or outcome is None:
-        raise refused or Failed("the import ended without an outcome")
+    outcome: Outcome = await status.around(lambda: call.deps.checks.imports.run(seen))
     ended = f"the import ended: {outcome.files} files imported"
     if outcome.failed:
         ended += f"; the engine could not import {', '.join(outcome.failed[:5])}"
         ended += f" and {len(outcome.failed) - 5} more" if len(outcome.failed) > 5 else ""
-    await progress.ended(ended[:1000])
+    await status.ended(ended[:1000])
     return ok(imported={"files": outcome.files}, seconds=outcome.seconds)
 
 

@@ -33,15 +33,22 @@ def copy_imported(what: str) -> str:
 
 
 async def import_copy(
-    rt: Runtime, copy: Path, work_dir: Path, progress: Progress | None = None
+    rt: Runtime,
+    copy: Path,
+    work_dir: Path,
+    progress: Progress | None = None,
+    *,
+    always: bool = False,
+    limit: float | None = None,
 ) -> Outcome | None:
-    """Import the private copy ``copy`` in place when it was never imported (``None``: it
-    needed nothing). The engine's XDG dirs go to ``work_dir`` (made here, removed after);
-    the caller holds its slot. Refusals are the import's (``ImportFailed``, ``ImportTimeout``)."""
+    """Import the private copy ``copy`` in place when it was never imported, or ``always``
+    (``None``: it needed nothing). The engine's XDG dirs go to ``work_dir`` (made here,
+    removed after); the caller holds its slot. ``limit``: seconds the import may take at
+    most. Refusals are the import's (``ImportFailed``, ``ImportTimeout``)."""
     install = rt.godot
     if install.headless is None:
         raise Unavailable("no headless Godot binary found (godot3-server or Godot 4)")
-    if not await rt.disk(never_imported, copy, install.headless_major or 3):
+    if not always and not await rt.disk(never_imported, copy, install.headless_major or 3):
         return None
     job = Importer(
         install.headless,
@@ -55,7 +62,8 @@ async def import_copy(
     try:
         await rt.disk(job.prepare)
         job.launch()
-        return await job.run(importer.time_limit(len(job.expected)), progress)
+        bound = importer.time_limit(len(job.expected))
+        return await job.run(bound if limit is None else min(bound, limit), progress)
     finally:
         with anyio.CancelScope(shield=True):
             await job.stop()

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ADDONS", "RUNNERS", "frameworks"]
+from godot_mcp.errors import InvalidArgument, Unavailable
+
+__all__ = ["ADDONS", "RUNNERS", "choose", "frameworks"]
 
 ADDONS = {"gut": "addons/gut", "gdunit4": "addons/gdUnit4"}
 RUNNERS = {
@@ -25,3 +27,25 @@ def frameworks(project: Path) -> list[str]:
         if path.is_dir() and not path.is_symlink() and path.resolve().is_relative_to(root):
             found.append(name)
     return found
+
+
+def choose(found: list[str], framework: str) -> str:
+    """The framework to run: ``framework`` (``auto``, ``gut``, ``gdunit4``) among ``found``
+    (:func:`frameworks`). ``auto`` with none is ``Unavailable`` naming both folders, with both
+    ``InvalidArgument`` asking for ``framework``; one the project lacks is ``Unavailable``."""
+    if framework == "auto":
+        if not found:
+            raise Unavailable(
+                "the project has no test framework: looked for GUT (res://addons/gut) and "
+                "gdUnit4 (res://addons/gdUnit4)"
+            )
+        if len(found) > 1:
+            raise InvalidArgument(
+                "the project has both GUT (res://addons/gut) and gdUnit4 (res://addons/gdUnit4): "
+                "say which to run with framework (gut or gdunit4)"
+            )
+        return found[0]
+    if framework not in found:
+        name = {"gut": "GUT", "gdunit4": "gdUnit4"}[framework]
+        raise Unavailable(f"the project has no {name}: looked for res://{ADDONS[framework]}")
+    return framework

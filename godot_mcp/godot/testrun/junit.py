@@ -29,7 +29,7 @@ _DECLARATION = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _BODY = re.compile(rb"(<(failure|error|skipped)\b[^>]*>)(.*?)(</\2\s*>)", re.DOTALL)
 _CDATA = re.compile(rb"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
 _LINE = re.compile(r"\bat line (\d+)")
-_RES_LINE = re.compile(r"(res://[^\s:()\"']+\.gd):(\d+)")
+_RES_LINE = re.compile(r"(res://[^\s:()\"']+\.(?:gd|cs)):(-?\d+)")
 
 
 class ReportRefused(ValueError):
@@ -79,12 +79,15 @@ def _case(suite: str, el: ET.Element) -> Case:
         found = el.find(kind)
         if found is None:
             continue
-        text = ((found.text or "") or found.get("message", "")).strip()
+        attribute = found.get("message", "")
+        text = ((found.text or "") or attribute).strip()
         message = re.sub(r"\s+", " ", text)[:MAX_MESSAGE] or None
         line = None
-        at = _RES_LINE.search(text)
+        # GUT: "… at line N" in the body; gdUnit4: message="FAILED: res://x.gd:N"
+        at = _RES_LINE.search(attribute) or _RES_LINE.search(text)
         if at is not None:
-            path, line = at.group(1), int(at.group(2))
+            path = at.group(1)
+            line = int(at.group(2)) if int(at.group(2)) > 0 else None
         elif (m := _LINE.search(text)) is not None and int(m.group(1)) > 0:
             line = int(m.group(1))
         return Case(suite, name, status, message, path, line)

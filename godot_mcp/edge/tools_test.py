@@ -1,0 +1,175 @@
+"""``project.test``: the project's own GUT or gdUnit4 tests, run by their own runner."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mcp import types
+
+from godot_mcp.edge.budget import Budget
+from godot_mcp.edge.deps import ServerDeps, ToolCall
+from godot_mcp.edge.describe import artifact_dict, resource_link
+from godot_mcp.edge.outcomes import ok, refusal
+from godot_mcp.edge.progress import Status
+from godot_mcp.edge.spec import ARTIFACT, BOOLEAN, INTEGER, STRING, Arg, Tool
+from godot_mcp.edge.tools_check import check_paths
+from godot_mcp.errors import Failed
+from godot_mcp.godot.testrun.junit import Case
+from godot_mcp.runtime.testing import TestOutcome
+
+MAX_PATHS = 100
+MAX_FAILURES = 200
+
+
+def failure(case: Case) -> dict[str, Any]:
+    out: dict[str, Any] = {"suite": case.suite, "test": case.name}
+    if case.path is not None:
+        out["path"] = case.path
+    if case.line is not None:
+        out["line"] = case.line
+    out["message"] = case.message or ("error" if case.status == "error" else "failed")
+    return out
+
+
+async def project_test(call: ToolCall) -> types.CallToolResult:
+    status = Status(call, "starting Godot")
+    a = call.args
+    outcome: TestOutcome = await status.around(
+        lambda: call.deps.tests.run(
+            call.caller,
+            call.generation,
+            a["paths"],
+            a["framework"],
+            a["timeout_seconds"],
+            status.say,
+        )
+    )
+    report = outcome.report
+    counts = {
+        "tests": report.tests,
+        "passed": report.passed,
+        "failed": report.failures,
+        "errors": report.errors,
+        "skipped": report.skipped,
+    }
+    await status.ended(
+        f"the tests ended: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['errors']} errors, {counts['skipped']} skipped"
+    )
+    links = [resource_link(outcome.artifact)] if outcome.artifact is not None else []
+    shown = artifact_dict(outcome.artifact) if outcome.artifact is not None else None
+    if outcome.unreadable is not None:
+        result = refusal(Failed(outcome.unreadable), log_tail=outcome.log_tail, report=shown)
+        result.content.extend(links)
+        return result
+    failures = [failure(c) for c in report.cases if c.status in ("failed", "error")]
+    more = report.truncated or len(failures) > MAX_FAILURES
+
+    def build(kept: Sequence[Any]) -> types.CallToolResult:
+        fields: dict[str, Any] = {}
+        if outcome.warnings:
+            fields["warnings"] = list(outcome.warnings)
+        if outcome.message is not None:
+            fields["message"] = outcome.message
+        return ok(
+            list(links),
+            framework=outcome.framework,
+            counts=counts,
+            failures=list(kept),
+            truncated=more or len(kept) < len(failures),
+            report=shown,
+            log_tail=list(outcome.log_tail),
+            **fields,
+        )
+
+    result, _ = Budget.of(call).fit_list(failures[:MAX_FAILURES], build)
+    return result
+
+
+def availability(deps: ServerDeps) -> str:
+    return deps.tests.availability()
+
+
+_COUNTS = {
+    "type": "object",
+    "properties": {k: INTEGER for k in ("tests", "passed", "failed", "errors", "skipped")},
+    "required": ["tests", "passed", "failed", "errors", "skipped"],
+    "additionalProperties": False,
+}
+_FAILURE = {
+    "type": "object",
+    "properties": {
+        "suite": STRING,
+        "test": STRING,
+        "path": STRING,
+        "line": INTEGER,
+        "message": STRING,
+    },
+    "required": ["suite", "test", "message"],
+    "additionalProperties": False,
+}
+
+TOOLS = [
+    Tool(
+        "project.test",
+        "Run the project's own tests",
+        "Run the project's GUT (addons/gut) or gdUnit4 (addons/gdUnit4) tests with the "
+        "framework's own command-line runner and the project's Godot, headless, on a private "
+        "copy in a sandbox: the project is not changed (on Godot 4 the copy is imported "
+        "first). outcome ok whenever the runner ran and wrote its report, whatever the tests' "
+        "result: counts {tests, passed, failed, errors, skipped} are the report's test cases; "
+        "failures lists each failed or erroring test once (at most 200, truncated says more) "
+        "with the assertion's message and, where the framework gives it, the res:// path and "
+        "line; report is the JUnit XML the runner wrote, as an artifact (null, with message, "
+        "when it was not kept); log_tail is the runner's last lines. framework auto picks the "
+        "one the project carries (both: say which). A runner that crashes, hangs past "
+        "timeout_seconds or writes no report answers failed or timeout with log_tail. "
+        "Progress notifications say the tests run so far; a run can outlast a client's 60 s "
+        "request timeout: raise it, or give a smaller timeout_seconds. Holds an export slot "
+        "while it runs.",
+        project_test,
+        args=(
+            Arg(
+                "paths",
+                "array",
+                "res:// test files or folders to run (a folder with its subfolders); default "
+                "the framework's own (GUT: the dirs of res://.gutconfig.json; gdUnit4: "
+                "res://test)",
+                min_items=1,
+                max_items=MAX_PATHS,
+                schema_extra={"items": {"type": "string", "maxLength": 4096}},
+                check=check_paths,
+            ),
+            Arg(
+                "framework",
+                "string",
+                "which framework's runner: auto (the one the project carries), gut, gdunit4",
+                default="auto",
+                choices=("auto", "gut", "gdunit4"),
+            ),
+            Arg(
+                "timeout_seconds",
+                "integer",
+                "seconds the whole run may take, importing the copy included",
+                default=300,
+                minimum=1,
+                maximum=600,
+            ),
+        ),
+        answer={
+            "framework": {"enum": ["gut", "gdunit4"]},
+            "counts": _COUNTS,
+            "failures": {"type": "array", "items": _FAILURE},
+            "truncated": BOOLEAN,
+            "report": {"anyOf": [ARTIFACT, {"type": "null"}]},
+            "log_tail": {"type": "array", "items": STRING},
+            "warnings": {"type": "array", "items": STRING},
+            "message": STRING,
+        },
+        required=("framework", "counts", "failures", "truncated", "report", "log_tail"),
+        read_only=True,
+        idempotent=False,
+        availability=availability,
+    ),
+]
