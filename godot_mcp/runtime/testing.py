@@ -77,7 +77,6 @@ class TestService(HeadlessWork):
             install = self.install()
             assert install.headless is not None
             major = install.headless_major or 3
-            deadline = time.monotonic() + timeout
             chosen = choose(await self.rt.disk(frameworks, self.rt.project), framework)
             if chosen == "gdunit4" and major < 4:
                 raise Unavailable(
@@ -91,7 +90,7 @@ class TestService(HeadlessWork):
                 work = self.scratch / new_id()
                 try:
                     return await self._run(
-                        caller, generation, plan, work, chosen, selection, deadline, progress
+                        caller, generation, plan, work, chosen, selection, timeout, progress
                     )
                 except OSError as exc:
                     raise Failed(f"the tests could not be run: {exc.strerror or exc}") from None
@@ -107,12 +106,13 @@ class TestService(HeadlessWork):
         work: Path,
         chosen: str,
         selection: Selection,
-        deadline: float,
+        timeout: float,
         progress: Words | None,
     ) -> TestOutcome:
         install = self.rt.godot
         assert install.headless is not None
         major = install.headless_major or 3
+        deadline = time.monotonic() + timeout
         copy = work / "project"
         await self.rt.disk(work.mkdir, 0o700)
         await self.rt.disk(tree.copy, plan, copy)
@@ -146,7 +146,7 @@ class TestService(HeadlessWork):
                 if progress is not None:
                     await progress(words)
 
-            ran = await job.run(max(0.0, deadline - time.monotonic()), told)
+            ran = await job.run(max(0.0, deadline - time.monotonic()), told, timeout)
         finally:
             with anyio.CancelScope(shield=True):
                 await job.stop()

@@ -134,8 +134,11 @@ class TestJob:
         except CannotStart as exc:
             raise TestRunFailed(exc.message, log_tail=[]) from None
 
-    async def run(self, timeout: float, progress: Progress | None = None) -> Ran:
+    async def run(
+        self, timeout: float, progress: Progress | None = None, said: float | None = None
+    ) -> Ran:
         """Follow the runner to its end (or ``timeout`` s); no process of it is left after.
+        ``said``: the time limit a timeout names (the whole run's, when an import took part).
 
         A report is what counts: a runner that wrote one ran, whatever its exit code (GUT
         exits 1 when a test fails); one stopped at its time limit after writing a complete
@@ -144,7 +147,6 @@ class TestJob:
         began = time.monotonic()
         deadline = began + timeout
         out = PipeLines(self._proc.stdout) if self._proc.stdout is not None else None
-        told = 0.0
         late = False
         try:
             while out is not None and not out.ended:
@@ -156,8 +158,7 @@ class TestJob:
                     self.count.see(line)
                     if line.strip():
                         self.tail.append(_CONTROL.sub("", line)[:MAX_TAIL_LINE])
-                if progress is not None and time.monotonic() - told >= 0.25:
-                    told = time.monotonic()
+                if progress is not None:
                     await progress(self.count.words())
             if not late:
                 left = max(0.0, min(EXIT_GRACE_S, deadline - time.monotonic()))
@@ -174,7 +175,7 @@ class TestJob:
         if report is None:
             if late:
                 raise TestRunTimeout(
-                    f"the tests did not finish within {timeout:.0f} s "
+                    f"the tests did not finish within {said or timeout:.0f} s "
                     f"({self.count.started} started) and wrote no report",
                     log_tail=tail,
                 )
