@@ -15,7 +15,7 @@ from godot_mcp.edge.progress import Status
 from godot_mcp.edge.spec import ARTIFACT, BOOLEAN, INTEGER, STRING, Arg, Tool
 from godot_mcp.edge.tools_check import check_paths
 from godot_mcp.errors import Failed
-from godot_mcp.godot.testrun.junit import Case
+from godot_mcp.godot.testrun import Case
 from godot_mcp.runtime.testing import TestOutcome
 
 MAX_PATHS = 100

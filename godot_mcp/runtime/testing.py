@@ -19,15 +19,25 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.errors import Failed, Timeout, TooLarge, Unavailable
-from godot_mcp.godot.importer.job import ImportFailed, ImportTimeout
+from godot_mcp.godot.importer import ImportFailed, ImportTimeout
 from godot_mcp.godot.process.redact import as_res
 from godot_mcp.godot.project import tree
 from godot_mcp.godot.project.imported import never_imported
-from godot_mcp.godot.testrun import JUnitReport, ReportRefused, parse_report
-from godot_mcp.godot.testrun import job as testjob
-from godot_mcp.godot.testrun.detect import choose, frameworks
-from godot_mcp.godot.testrun.runner import GUT_CONFIG, MAX_CONFIG, NAMES, Selection, invocation
-from godot_mcp.godot.testrun.selection import select
+from godot_mcp.godot.testrun import (
+    GUT_CONFIG,
+    MAX_CONFIG,
+    NAMES,
+    JUnitReport,
+    ReportRefused,
+    Selection,
+    TestJob,
+    choose,
+    frameworks,
+    invocation,
+    parse_report,
+    read_inside,
+    select,
+)
 from godot_mcp.runtime.copies import copy_imported, import_copy
 from godot_mcp.runtime.headless import HeadlessWork
 from godot_mcp.store.ids import new_id
@@ -124,11 +134,11 @@ class TestService(HeadlessWork):
             warnings.append(copy_imported("tested"))
         config = None
         if chosen == "gut":
-            config = await self.rt.disk(testjob.read_inside, copy, [GUT_CONFIG], MAX_CONFIG + 1)
+            config = await self.rt.disk(read_inside, copy, [GUT_CONFIG], MAX_CONFIG + 1)
         run = invocation(chosen, major, copy, work / "run", selection, config)
         if run.nothing_to_run is not None:
             return TestOutcome(chosen, JUnitReport(), warnings=warnings, message=run.nothing_to_run)
-        job = testjob.TestJob(
+        job = TestJob(
             install.headless,
             chosen,
             run,

@@ -262,6 +262,50 @@ async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) 
             ]
 
 
+async def test_the_projects_tests_run_on_a_copy_and_their_report_is_kept(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    (project / "addons" / "gut").mkdir(parents=True)
+    (project / "addons" / "gut" / "gut_cmdln.gd").write_text("# the fake engine is the runner\n")
+    (project / "test").mkdir()
+    (project / "test" / "test_a.gd").write_text(
+        "func test_one():\n\tpass\n\nfunc test_two():\n\tFAIL\n"
+    )
+    (project / ".gutconfig.json").write_text('{"dirs": ["res://test"]}')
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            ran = await ok(c, "project.test")
+            assert ran["counts"] == {
+                "tests": 2,
+                "passed": 1,
+                "failed": 1,
+                "errors": 0,
+                "skipped": 0,
+            }
+            assert ran["failures"] == [
+                {
+                    "suite": "res://test/test_a.gd",
+                    "test": "test_two",
+                    "path": "res://test/test_a.gd",
+                    "message": "it said FAIL at line -1",
+                }
+            ]
+            report = await fetch(c, ran["report"])
+            assert report.count(b"<testcase ") == 2 and b"<failure" in report
+            (project / "test" / "test_b.gd").write_text("func test_stuck():\n\tHANG\n")
+            args = {"paths": ["res://test/test_b.gd"], "timeout_seconds": 2}
+            stuck = await call(c, "project.test", args)
+            assert stuck["outcome"] == "timeout", stuck
+            assert stuck["log_tail"][-1] == "* test_stuck"
+            (project / "test" / "test_b.gd").write_text("func test_dies():\n\tDIE\n")
+            died = await call(c, "project.test", {"paths": ["res://test/test_b.gd"]})
+            assert died["outcome"] == "failed", died
+            # killed by a signal: the sandbox's own exit says 128 + 9
+            assert died["message"] == (
+                "the test runner exited with code 137 without writing its report"
+            )
+    assert not (project / ".import").exists() and not list(project.glob("test/*.xml"))
+
+
 async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Path) -> None:
     """The debug tools over the fake's debugger (Godot 3's protocol): a breakpoint in force
     from the start, the stack and variables, a step, every frame tool refused at once while

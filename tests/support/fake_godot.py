@@ -171,6 +171,47 @@ def check(argv: list[str]) -> int:
     return 0
 
 
+def gut(argv: list[str]) -> int:
+    """GUT's command-line runner as observed (GUT 7): ``-gdir``/``-gtest`` name the scripts, a
+    ``* name`` line as each ``test_`` function starts, a GUT 7 JUnit report. A test whose body
+    says ``FAIL`` fails, one that says ``HANG`` never ends, one that says ``DIE`` kills the
+    runner."""
+    project = Path(argv[argv.index("--path") + 1])
+    opts = dict(a[2:].partition("=")[::2] for a in argv if a.startswith("-g"))
+    config = project / ".gutconfig.json"
+    dirs = json.loads(config.read_text()).get("dirs", []) if config.is_file() else []
+    dirs = opts["dir"].split(",") if "dir" in opts else dirs
+    scripts = [t for t in opts.get("test", "").split(",") if t]
+    for folder in dirs:
+        found = (project / folder.removeprefix("res://")).glob("test_*.gd")
+        scripts += sorted(f"{folder}/{p.name}" for p in found)
+    suites = []
+    print(" ---  Gut  ---", flush=True)
+    for res in scripts:
+        print(f"\n{res}", flush=True)
+        source = (project / res.removeprefix("res://")).read_text()
+        cases = []
+        for name, body in re.findall(r"^func (test_\w+)\(\):\n((?:\t.*\n?)*)", source, re.M):
+            print(f"* {name}", flush=True)
+            if "HANG" in body:
+                time.sleep(3600)
+            if "DIE" in body:
+                os.kill(os.getpid(), 9)
+            cases.append((name, "FAIL" in body))
+        suites.append((res, cases))
+    out = '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="GutTests">\n'
+    for res, cases in suites:
+        out += f'  <testsuite name="{res}">\n'
+        for name, failed in cases:
+            out += f'      <testcase name="{name}" classname="{res}" >\n'
+            out += '      <failure message="failed">it said FAIL\n at line -1</failure>' * failed
+            out += "</testcase>\n"
+        out += "  </testsuite>\n"
+    Path(opts["junit_xml_file"]).write_text(out + "</testsuites>")
+    print(f"Results saved to {opts['junit_xml_file']}", flush=True)
+    return 1 if any(f for _, cases in suites for _, f in cases) else 0
+
+
 def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
     """A solid 8-bit RGB PNG."""
     row = b"\x00" + bytes(rgb) * width
@@ -564,6 +605,8 @@ def main(argv: list[str]) -> int:
         return editor(argv)
     if any(flag in argv for flag in ("--export-pack", "--export", "--export-debug")):
         return export(argv)
+    if "-s" in argv and argv[argv.index("-s") + 1].endswith("addons/gut/gut_cmdln.gd"):
+        return gut(argv)
     port = os.environ.get("GODOT_MCP_PORT")
     if "--script" in argv and not port and argv[argv.index("--script") + 1].endswith("check.gd"):
         return check(argv)
