@@ -40,6 +40,7 @@ SHIPPED = {
     "project.check",
     "project.api",
     "project.import",
+    "project.test",
     "runtime.debug.breakpoints",
     "runtime.debug.state",
     "runtime.debug.variables",

@@ -28,6 +28,7 @@ READ_ONLY = {
     "runtime.wait",
     "runtime.perf.read",
     "project.check",
+    "project.test",
     "project.api",
     "runtime.debug.state",
     "runtime.debug.variables",

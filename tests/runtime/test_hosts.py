@@ -168,6 +168,8 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
             await call("project_check")
             await call("project_check", {"paths": ["res://nope"]})
             await call("project_import")
+            await call("project_test")  # the demo carries no framework
+            await call("project_test", {"framework": "gut", "paths": ["res://nope"]})
             await call("project_api", {"class": "Node"})
             await call("project_api", {"class": "Node", "member": "add_child"})
             await call("project_api", {"class": "Node", "member": "nope_nope"})
