@@ -7,14 +7,14 @@ from typing import Any
 
 from mcp import types
 
-from godot_mcp.edge.budget import Budget
+from godot_mcp.edge.budget import Budget, cost, fit_text
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok, refusal
 from godot_mcp.edge.progress import Status
 from godot_mcp.edge.spec import ARTIFACT, BOOLEAN, INTEGER, STRING, Arg, Tool
 from godot_mcp.edge.tools_check import check_paths
-from godot_mcp.errors import Failed
+from godot_mcp.errors import Failed, GodotMcpError
 from godot_mcp.godot.testrun import Case
 from godot_mcp.runtime.testing import TestOutcome
 
@@ -32,19 +32,38 @@ def failure(case: Case) -> dict[str, Any]:
     return out
 
 
+def last_lines(lines: Sequence[str], room: int) -> list[str]:
+    """The last of ``lines`` that together cost at most ``room`` bytes in the answer."""
+    kept: list[str] = []
+    for line in reversed(lines):
+        room -= cost(line)
+        if room < 0:
+            break
+        kept.append(line)
+    return kept[::-1]
+
+
 async def project_test(call: ToolCall) -> types.CallToolResult:
     status = Status(call, "starting Godot")
     a = call.args
-    outcome: TestOutcome = await status.around(
-        lambda: call.deps.tests.run(
-            call.caller,
-            call.generation,
-            a["paths"],
-            a["framework"],
-            a["timeout_seconds"],
-            status.say,
+    budget = Budget.of(call)
+    try:
+        outcome: TestOutcome = await status.around(
+            lambda: call.deps.tests.run(
+                call.caller,
+                call.generation,
+                a["paths"],
+                a["framework"],
+                a["timeout_seconds"],
+                status.say,
+            )
         )
-    )
+    except GodotMcpError as exc:  # the runner's last lines, as many as a quarter answer holds
+        lines = exc.details.get("log_tail")
+        if isinstance(lines, list):
+            exc.details["log_tail"] = last_lines(lines, budget.room // 4)
+        raise
+    tail = last_lines(outcome.log_tail, budget.room // 4)
     report = outcome.report
     counts = {
         "tests": report.tests,
@@ -60,7 +79,7 @@ async def project_test(call: ToolCall) -> types.CallToolResult:
     links = [resource_link(outcome.artifact)] if outcome.artifact is not None else []
     shown = artifact_dict(outcome.artifact) if outcome.artifact is not None else None
     if outcome.unreadable is not None:
-        result = refusal(Failed(outcome.unreadable), log_tail=outcome.log_tail, report=shown)
+        result = refusal(Failed(outcome.unreadable), log_tail=tail, report=shown)
         result.content.extend(links)
         return result
     failures = [failure(c) for c in report.cases if c.status in ("failed", "error")]
@@ -79,12 +98,18 @@ async def project_test(call: ToolCall) -> types.CallToolResult:
             failures=list(kept),
             truncated=more or len(kept) < len(failures),
             report=shown,
-            log_tail=list(outcome.log_tail),
+            log_tail=tail,
             **fields,
         )
 
-    result, _ = Budget.of(call).fit_list(failures[:MAX_FAILURES], build)
+    result, _ = budget.fit_list(failures[:MAX_FAILURES], build, shrink=_shorter)
     return result
+
+
+def _shorter(item: dict[str, Any], room: int) -> dict[str, Any] | None:
+    """A failure whose message is cut to fit ``room`` bytes, or None."""
+    left = room - cost({**item, "message": ""})
+    return {**item, "message": fit_text(item["message"], left)} if left > 0 else None
 
 
 def availability(deps: ServerDeps) -> str:

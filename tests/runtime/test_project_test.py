@@ -18,6 +18,7 @@ from tests.runtime.test_captures import fetch, ok
 from tests.runtime.test_check import tree_hash
 from tests.support import engines
 from tests.support.procs import cmdline
+from tests.support.rawstdio import raw_stdio
 from tests.support.servers import stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
@@ -301,3 +302,28 @@ async def test_gdunit4_runs_on_godot_4_with_its_errors_apart(tmp_path):
     assert tree_hash(project) == before  # the copy was imported and written, not the project
     assert empty["counts"]["tests"] == 0 and empty["report"] is None
     assert empty["message"] == "gdUnit4 found no tests to run"
+
+
+async def test_many_failures_fit_the_answer_as_sent(tmp_path):
+    require_godot("godot3-server", "bwrap")
+    body = "".join(
+        f"func test_f{i:03d}():\n\tassert_eq(1, 2, '{'why ' * 50}{i}')\n\n" for i in range(250)
+    )
+    project = gut_project(tmp_path / "p", **{"test/test_many.gd": GUT_BASE + body})
+    answers = {}
+    with anyio.fail_after(120):
+        for limit in (9_000, 512 * 1024):
+            async with raw_stdio(
+                project, tmp_path / f"s{limit}", "--max-output-bytes", str(limit)
+            ) as s:
+                line = await s.call("project_test", {})
+            assert len(line) <= limit, (limit, len(line))
+            answers[limit] = json.loads(line)["result"]["structuredContent"]
+    small, large = answers[9_000], answers[512 * 1024]
+    for answer in (small, large):
+        assert answer["outcome"] == "ok" and answer["truncated"] is True
+        assert answer["counts"]["tests"] == 250 and answer["counts"]["failed"] == 250
+        assert answer["log_tail"][-1] == "Results saved to <scratch>/report.xml"
+    assert len(large["failures"]) == 200  # at most 200, whatever the room
+    assert 1 <= len(small["failures"]) < 200
+    assert [f["test"] for f in large["failures"][:3]] == ["test_f000", "test_f001", "test_f002"]
