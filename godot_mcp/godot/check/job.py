@@ -225,14 +225,10 @@ def aliases(plan: tree.Plan) -> dict[str, str]:
 
 def _relative(given: str) -> str:
     """``res://a/b/`` as ``a/b``; refuses anything that is not a plain project path."""
-    if not isinstance(given, str) or not given.startswith("res://"):
-        raise BadPaths(f"{str(given)[:200]!r} is not a res:// path")
-    rel = given[len("res://") :]
-    rel = rel[:-1] if rel.endswith("/") else rel
-    parts = rel.split("/") if rel else []
-    if any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
-        raise BadPaths(f"{given[:200]!r} is not a plain res:// path")
-    return rel
+    try:
+        return tree.relative(given)
+    except ValueError as exc:
+        raise BadPaths(str(exc)) from None
 
 
 def _suffix(rel: str) -> str:

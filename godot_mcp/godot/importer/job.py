@@ -48,7 +48,6 @@ import re
 import secrets
 import shutil
 import stat
-import subprocess
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -62,7 +61,7 @@ from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.engine_lines import Reason
 from godot_mcp.godot.process.output import PipeLines
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
-from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.process.run import CannotStart, GodotRun, on_copy, stop_run
 from godot_mcp.godot.project import imported, tree
 
 __all__ = [
@@ -163,15 +162,8 @@ class Importer:
             args = ["--headless", "--import", "--path", str(self.copy)]
         else:
             args = ["--editor", "--path", str(self.copy)]
-        xdg = self.work_dir / "xdg"
-        return GodotRun(
-            self.binary,
-            args,
-            self.work_dir,
-            base_env=self.env,
-            extra_env=xdg_homes(xdg),
-            confinement=Confinement(home=xdg, rw=[self.work_dir, self.copy], tmp_size=TMP_BYTES),
-            stdout=subprocess.PIPE,
+        return on_copy(
+            self.binary, args, self.work_dir, self.env, self.work_dir, self.copy, TMP_BYTES
         )
 
     def launch(self) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "Confinement",
     "GodotRun",
     "Probe",
+    "on_copy",
     "sandbox_availability",
     "stop_run",
     "xdg_homes",
@@ -156,6 +157,29 @@ class GodotRun:
                 out, err = b"", b""
             code = None
         return Probe(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
+def on_copy(
+    binary: str,
+    args: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    work_dir: Path,
+    copy: Path,
+    tmp_size: int,
+) -> GodotRun:
+    """A sandboxed run that writes only ``work_dir`` and a private ``copy`` of the project
+    (an import, a test run): its home and XDG dirs in ``work_dir/xdg``, its output piped."""
+    xdg = work_dir / "xdg"
+    return GodotRun(
+        binary,
+        args,
+        cwd,
+        base_env=env,
+        extra_env=xdg_homes(xdg),
+        confinement=Confinement(home=xdg, rw=[work_dir, copy], tmp_size=tmp_size),
+        stdout=subprocess.PIPE,
+    )
 
 
 def xdg_homes(base: Path | str) -> dict[str, str]:

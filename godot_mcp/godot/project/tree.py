@@ -121,6 +121,19 @@ def res_path(rel: str) -> str:
     return "res://" + "".join(c if c.isprintable() else "?" for c in text)
 
 
+def relative(given: str) -> str:
+    """``res://a/b/`` as ``a/b`` (``res://`` as ``""``); ``ValueError`` saying why for anything
+    that is not a plain project path (another scheme, ``..``, empty parts, a NUL)."""
+    if not isinstance(given, str) or not given.startswith("res://"):
+        raise ValueError(f"{str(given)[:200]!r} is not a res:// path")
+    rel = given[len("res://") :]
+    rel = rel[:-1] if rel.endswith("/") else rel
+    parts = rel.split("/") if rel else []
+    if any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
+        raise ValueError(f"{given[:200]!r} is not a plain res:// path")
+    return rel
+
+
 def plan(project: Path) -> Plan:
     """Walk ``project`` (not following links) and decide the whole copy; raises TreeError."""
     root = Path(os.path.realpath(project))

@@ -28,7 +28,6 @@ import collections
 import os
 import re
 import stat
-import subprocess
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from godot_mcp.errors import Failed, Timeout
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.output import PipeLines
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
-from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.godot.process.run import CannotStart, GodotRun, on_copy, stop_run
 from godot_mcp.godot.testrun.junit import MAX_REPORT
 from godot_mcp.godot.testrun.runner import Invocation, TestCount
 
@@ -116,16 +115,9 @@ class TestJob:
             path.write_bytes(data)
 
     def godot_run(self) -> GodotRun:
-        xdg = self.work_dir / "xdg"
-        return GodotRun(
-            self.binary,
-            self.invocation.args,
-            self.copy,
-            base_env=self.env,
-            extra_env=xdg_homes(xdg),
-            confinement=Confinement(home=xdg, rw=[self.work_dir, self.copy], tmp_size=TMP_BYTES),
-            stdout=subprocess.PIPE,
-        )
+        """The runner as a Godot run in the project's copy, writing only it and the work dir."""
+        args = self.invocation.args
+        return on_copy(self.binary, args, self.copy, self.env, self.work_dir, self.copy, TMP_BYTES)
 
     def launch(self) -> None:
         """Spawn the runner; call from the event loop's thread."""

@@ -51,13 +51,10 @@ def select(plan: tree.Plan, paths: Sequence[str] | None, framework: str) -> Sele
 
 def _relative(given: str) -> str:
     """``res://a/b/`` as ``a/b``; refuses anything that is not a plain project path."""
-    if not isinstance(given, str) or not given.startswith("res://"):
-        raise BadTestPath(f"{str(given)[:200]!r} is not a res:// path")
-    rel = given[len("res://") :]
-    rel = rel[:-1] if rel.endswith("/") else rel
-    parts = rel.split("/") if rel else []
-    if any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
-        raise BadTestPath(f"{given[:200]!r} is not a plain res:// path")
+    try:
+        rel = tree.relative(given)
+    except ValueError as exc:
+        raise BadTestPath(str(exc)) from None
     if not rel.isprintable():
         raise BadTestPath(f"{given[:200]!r} holds control characters")
     return rel
