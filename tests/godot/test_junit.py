@@ -106,40 +106,8 @@ def test_unescaped_messages_still_read_as_text() -> None:
 
 
 # gdUnit4's shape, as its JUnitXmlReportWriter.gd writes it (v4.5 to v6.0.3): no gdUnit4 release
-# runs on the Godot 4.6.3 here, so this is written from its source, not recorded.
-GDUNIT4 = b"""<?xml version="1.0" encoding="UTF-8" ?>
-<testsuites id="2026-12-06" name="report_1" tests="4" failures="1" skipped="1" flaky="0" time="0.000">
-\t<testsuite id="0" name="player_test" package="test" timestamp="2026-12-06T04:00:00" hostname="localhost" tests="4" failures="1" errors="1" skipped="1" flaky="0" time="0.012">
-\t\t<testcase name="test_ok" classname="player_test" time="0.001">
-\t\t</testcase>
-\t\t<testcase name="test_bad" classname="player_test" time="0.002">
-\t\t\t<failure message="FAILED: res://test/player_test.gd:12" type="FAILURE">
-<![CDATA[
-Expecting:
- '2'
- but was
- '1'
-]]>
-\t\t\t</failure>
-\t\t</testcase>
-\t\t<testcase name="test_crash" classname="player_test" time="0.002">
-\t\t\t<error message="ERROR: res://test/player_test.gd:20" type="ABORT">
-<![CDATA[
-Invalid call. Nonexistent function 'explode' in base 'Nil'.
-]]>
-\t\t\t</error>
-\t\t</testcase>
-\t\t<testcase name="test_later" classname="player_test" time="0.000">
-\t\t\t<skipped message="SKIPPED: res://test/player_test.gd:-1">
-<![CDATA[
-This test is skipped!
-  Reason: 'later'
-]]>
-\t\t\t</skipped>
-\t\t</testcase>
-\t</testsuite>
-</testsuites>
-"""
+# runs on the Godot 4.6.3 here, so the file is written from its source, not recorded.
+GDUNIT4 = (Path(__file__).parent.parent / "data" / "junit" / "gdunit4-shape.xml").read_bytes()
 
 
 def test_gdunit4_names_path_and_line_in_its_message_attribute() -> None:

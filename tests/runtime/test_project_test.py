@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp import MCPError
 
 from godot_mcp.godot.testrun import parse_report
 from tests.runtime.conftest import require_godot
@@ -19,7 +20,7 @@ from tests.runtime.test_check import tree_hash
 from tests.support import engines
 from tests.support.procs import cmdline
 from tests.support.rawstdio import raw_stdio
-from tests.support.servers import stdio_client
+from tests.support.servers import serve_project, stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
@@ -327,3 +328,20 @@ async def test_many_failures_fit_the_answer_as_sent(tmp_path):
     assert len(large["failures"]) == 200  # at most 200, whatever the room
     assert 1 <= len(small["failures"]) < 200
     assert [f["test"] for f in large["failures"][:3]] == ["test_f000", "test_f001", "test_f002"]
+
+
+async def test_over_http_any_caller_may_run_the_tests_and_the_report_is_theirs(tmp_path):
+    require_godot("godot3-server", "bwrap")
+    served = serve_project(sample(tmp_path / "p"), tmp_path / "state")
+    try:
+        with anyio.fail_after(120):
+            async with served.connect("http", "bob") as bob:
+                answer = await ok(bob, "project.test", {"paths": ["res://test/test_more.gd"]})
+                assert (await fetch(bob, answer["report"])).count(b"<testcase ") == 2
+            async with served.connect("http", "alice") as alice:
+                with pytest.raises(MCPError) as caught:
+                    await alice.read_resource(answer["report"]["uri"])
+                assert caught.value.error.message == "Resource not found"  # as an unknown one
+                assert caught.value.error.data["outcome"] == "not_found"
+    finally:
+        served.http.stop()
