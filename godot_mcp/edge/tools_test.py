@@ -79,7 +79,8 @@ async def project_test(call: ToolCall) -> types.CallToolResult:
     links = [resource_link(outcome.artifact)] if outcome.artifact is not None else []
     shown = artifact_dict(outcome.artifact) if outcome.artifact is not None else None
     if outcome.unreadable is not None:
-        result = refusal(Failed(outcome.unreadable), log_tail=tail, report=shown)
+        unread = Failed(outcome.unreadable)
+        result = refusal(unread, framework=outcome.framework, log_tail=tail, report=shown)
         result.content.extend(links)
         return result
     failures = [failure(c) for c in report.cases if c.status in ("failed", "error")]

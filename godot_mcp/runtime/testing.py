@@ -18,15 +18,19 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.errors import Failed, Timeout, TooLarge, Unavailable
+from godot_mcp.errors import Failed, GodotMcpError, Timeout, TooLarge, Unavailable
 from godot_mcp.godot.importer import ImportFailed, ImportTimeout
 from godot_mcp.godot.process.redact import as_res
 from godot_mcp.godot.project import tree
 from godot_mcp.godot.project.imported import never_imported
 from godot_mcp.godot.testrun import (
+    ADDONS,
+    GDUNIT_ROOT,
     GUT_CONFIG,
     MAX_CONFIG,
+    MAX_REPORT,
     NAMES,
+    RUNNERS,
     JUnitReport,
     ReportRefused,
     Selection,
@@ -68,6 +72,37 @@ class TestOutcome:
     unreadable: str | None = None
 
 
+def refuse_without_runner(plan: tree.Plan, framework: str) -> None:
+    """``Unavailable`` when the addon folder is there but its command-line runner is not (a
+    git submodule that was never checked out leaves an empty folder)."""
+    if not any(e.rel == RUNNERS[framework] and not e.is_dir for e in plan.entries):
+        raise Unavailable(
+            f"the project's res://{ADDONS[framework]} has no res://{RUNNERS[framework]}, "
+            f"{NAMES[framework]}'s command-line runner: is the addon there whole? (a git "
+            "submodule that was never checked out leaves an empty folder)"
+        )
+
+
+def nothing_to_run(
+    plan: tree.Plan, framework: str, selection: Selection, config: bytes | None
+) -> str | None:
+    """Why the runner would run no test, known before it starts, or None."""
+    if not selection.empty:
+        return None
+    if framework == "gut" and config is None:
+        return (
+            "GUT has no tests to run: the project has no res://.gutconfig.json naming its test "
+            "folders and no paths were given (give paths, such as res://test)"
+        )
+    default = GDUNIT_ROOT.removeprefix("res://")
+    if framework == "gdunit4" and not any(e.rel == default and e.is_dir for e in plan.entries):
+        return (
+            f"gdUnit4 has no tests to run: its default folder, {GDUNIT_ROOT}, is not in the "
+            "project and no paths were given (give paths, such as the folder of your tests)"
+        )
+    return None
+
+
 class TestService(HeadlessWork):
     """Runs the project tests of one server process."""
 
@@ -94,16 +129,28 @@ class TestService(HeadlessWork):
                 )
             plan = await self.rt.disk(tree.plan, self.rt.project)
             selection = select(plan, paths, chosen)
+            refuse_without_runner(plan, chosen)
+            config = None
+            if chosen == "gut":
+                config = await self.rt.disk(
+                    read_inside, self.rt.project, [GUT_CONFIG], MAX_CONFIG + 1
+                )
+            nothing = nothing_to_run(plan, chosen, selection, config)
+            if nothing is not None:  # said before anything is copied or started
+                return TestOutcome(chosen, JUnitReport(), message=nothing)
             with self.rt.slots.take():
                 need = plan.bytes + SLACK
                 self.refuse_low_space(need, f"this run needs about {need} (a copy of the project)")
                 work = self.scratch / new_id()
                 try:
                     return await self._run(
-                        caller, generation, plan, work, chosen, selection, timeout, progress
+                        caller, generation, plan, work, chosen, selection, config, timeout, progress
                     )
                 except OSError as exc:
                     raise Failed(f"the tests could not be run: {exc.strerror or exc}") from None
+                except GodotMcpError as exc:  # a failed or timed-out run still names its runner
+                    exc.details.setdefault("framework", chosen)
+                    raise
                 finally:
                     with anyio.CancelScope(shield=True):
                         await self.rt.disk(tree.remove, work)
@@ -116,6 +163,7 @@ class TestService(HeadlessWork):
         work: Path,
         chosen: str,
         selection: Selection,
+        config: bytes | None,
         timeout: float,
         progress: Words | None,
     ) -> TestOutcome:
@@ -131,13 +179,9 @@ class TestService(HeadlessWork):
         if major >= 4 or never:
             await self._import(copy, work / "import", deadline, progress)
         if never:
-            warnings.append(copy_imported("tested"))
-        config = None
-        if chosen == "gut":
-            config = await self.rt.disk(read_inside, copy, [GUT_CONFIG], MAX_CONFIG + 1)
+            warnings.append(copy_imported("given to the test runner"))
         run = invocation(chosen, major, copy, work / "run", selection, config)
-        if run.nothing_to_run is not None:
-            return TestOutcome(chosen, JUnitReport(), warnings=warnings, message=run.nothing_to_run)
+        warnings.extend([run.note] if run.note is not None else [])
         job = TestJob(
             install.headless,
             chosen,
@@ -164,8 +208,14 @@ class TestService(HeadlessWork):
         if ran.report is None:  # the runner said it found no test, and wrote no report
             outcome.message = f"{NAMES[chosen]} found no tests to run"
             return outcome
+        if len(ran.report) > MAX_REPORT:  # read no further: there is no whole report to keep
+            outcome.unreadable = (
+                f"the {NAMES[chosen]} report is larger than {MAX_REPORT} bytes; it was not read "
+                "or kept"
+            )
+            return outcome
         try:
-            outcome.report = parse_report(ran.report)
+            outcome.report = await self.rt.disk(parse_report, ran.report, job.redact)
         except ReportRefused as exc:
             outcome.unreadable = f"the {NAMES[chosen]} report could not be read: {exc}"
         if ran.exit_code is None:

@@ -13,6 +13,7 @@ from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot.project import tree
 from godot_mcp.godot.testrun import BadTestPath, Selection, choose, invocation, read_inside, select
 from godot_mcp.godot.testrun.runner import TestCount
+from godot_mcp.runtime.testing import nothing_to_run, refuse_without_runner
 
 
 def test_auto_picks_the_one_framework_and_refuses_none_or_both():
@@ -33,10 +34,6 @@ def test_gut_runs_as_its_readme_shows_and_paths_replace_the_configs_tests(tmp_pa
     copy, work = tmp_path / "copy", tmp_path / "work"
     base = ["--path", str(copy), "-s", "res://addons/gut/gut_cmdln.gd", "-gexit"]
     report = f"-gjunit_xml_file={work / 'report.xml'}"
-    nothing = invocation("gut", 3, copy, work, Selection(), None)
-    assert (
-        nothing.nothing_to_run is not None and "no res://.gutconfig.json" in nothing.nothing_to_run
-    )
     config = json.dumps({"dirs": ["res://test"], "prefix": "t_", "tests": ["res://x.gd"]}).encode()
     default = invocation("gut", 4, copy, work, Selection(), config)
     assert default.args == ["--headless", *base, report] and default.files == {}
@@ -53,8 +50,11 @@ def test_gut_runs_as_its_readme_shows_and_paths_replace_the_configs_tests(tmp_pa
         f"-gconfig={work / 'gutconfig.json'}",
     ]
     assert json.loads(chosen.files[work / "gutconfig.json"]) == {"prefix": "t_"}
-    unreadable = invocation("gut", 3, copy, work, Selection(("res://a",)), b"{not json")
-    assert unreadable.files == {} and not any(a.startswith("-gconfig") for a in unreadable.args)
+    # JSON Godot reads and Python does not (a trailing comma): GUT would add its dirs to paths
+    unreadable = invocation("gut", 3, copy, work, Selection(("res://a",)), b'{"dirs": [],}')
+    assert unreadable.files == {work / "gutconfig.json": b"{}"}
+    assert unreadable.args[-1] == f"-gconfig={work / 'gutconfig.json'}"
+    assert unreadable.note is not None and "its other settings" in unreadable.note
 
 
 def test_gdunit4_gets_its_own_options_and_a_report_folder_new_to_the_copy(tmp_path):
@@ -148,3 +148,51 @@ def test_the_report_is_read_without_following_links_or_waiting_on_a_fifo(tmp_pat
     (work / "reports" / "report_1" / "results.xml").write_text("x")
     assert read_inside(work, ["reports", "report_1", "results.xml"], 100) == b"x"
     assert read_inside(Path("/nonexistent"), ["x"], 10) is None
+
+
+def test_a_framework_that_does_not_compile_here_or_refuses_its_options_is_named():
+    gut4 = TestCount("gut")
+    for line in (
+        'SCRIPT ERROR: Parse Error: The member "Logger" shadows a native class.',
+        "          at: GDScript::reload (res://addons/gut/logger.gd:12)",
+    ):
+        gut4.see(line)
+    assert (
+        gut4.broken == 'res://addons/gut/logger.gd:12: The member "Logger" shadows a native class.'
+    )
+    gut3 = TestCount("gut")
+    for line in (
+        "SCRIPT ERROR: GDScript::reload: Parse Error: bad",
+        "   At: res://addons/gut/x.gd:5.",
+    ):
+        gut3.see(line)
+    assert gut3.broken == "res://addons/gut/x.gd:5: bad"
+    tests = TestCount("gut")  # a test of the project's that does not compile is the project's
+    for line in (
+        "SCRIPT ERROR: GDScript::reload: Parse Error: bad",
+        "   At: res://test/test_a.gd:5.",
+    ):
+        tests.see(line)
+    assert tests.broken is None
+    old = TestCount("gut")
+    old.see("Unrecognized options:  [-gjunit_xml_file]")
+    assert old.refused == "Unrecognized options:  [-gjunit_xml_file]"
+    noisy = TestCount("gdunit4")
+    noisy.see("  res://t/a_test.gd > test_\x1b]0;evil\x07x PASSED 1ms")
+    assert noisy.last == "test_]0;evilx"  # no control character reaches a progress message
+
+
+def test_what_would_run_nothing_is_said_before_anything_starts(tmp_path):
+    (tmp_path / "addons" / "gut").mkdir(parents=True)
+    (tmp_path / "spec").mkdir()
+    plan = tree.plan(tmp_path)
+    assert "no res://.gutconfig.json" in (nothing_to_run(plan, "gut", Selection(), None) or "")
+    assert nothing_to_run(plan, "gut", Selection(), b"{}") is None
+    assert nothing_to_run(plan, "gut", Selection(("res://spec",)), None) is None
+    why = nothing_to_run(plan, "gdunit4", Selection(), None) or ""
+    assert "its default folder, res://test, is not in the project" in why
+    assert nothing_to_run(plan, "gdunit4", Selection(("res://spec",)), None) is None
+    with pytest.raises(Unavailable, match=r"has no res://addons/gut/gut_cmdln\.gd"):
+        refuse_without_runner(plan, "gut")  # an empty folder: a submodule never checked out
+    (tmp_path / "addons" / "gut" / "gut_cmdln.gd").write_text("")
+    refuse_without_runner(tree.plan(tmp_path), "gut")

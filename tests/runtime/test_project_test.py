@@ -195,17 +195,40 @@ async def test_a_runner_that_dies_or_lies_answers_failed(tmp_path):
     link = f"\tOS.execute('ln', ['-s', '{secret}', path]{', true' * (major == 3)})\n"
     link += f"\tvar out = []\n\tOS.execute('readlink', [path]{', true' * (major == 3)}, out)\n"
     link += "\tprint('LINK ', out[0].strip_edges())\n"
+    # A report naming the copy's own path with every '/' a character reference, and one in
+    # UTF-16 that declares an entity (the parser would follow its declared encoding).
+    spelled = "\tvar here = ProjectSettings.globalize_path('res://').replace('/', '&#47;')\n"
+    spelled += write.replace(
+        "{text}",
+        '\'<testsuites><testsuite name="s"><testcase name="t"><failure message="m">\' '
+        "+ here + '</failure></testcase></testsuite></testsuites>'",
+    )
+    utf16 = '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE t [<!ENTITY a "AAAA">]>'
+    utf16 += '<testsuites><testsuite><testcase name="&a;"/></testsuite></testsuites>'
+    array, code = {
+        3: ("PoolByteArray", "text.ord_at(i)"),
+        4: ("PackedByteArray", "text.unicode_at(i)"),
+    }[major]
+    widened = f"\tvar text = {utf16!r}\n\tvar b = {array}()\n\tfor i in range(text.length()):\n"
+    widened += f"\t\tb.append({code})\n\t\tb.append(0)\n"
+    widened += write.replace("f.store_string({text})", "f.store_buffer(b)")
+    # The framework's own code does not compile here, and the runner never quits.
+    stuck = "\tload('res://addons/gut/broken.gd')\n\twhile true:\n\t\tOS.delay_msec(100)\n"
     lying = {
         "doctype": runner.format(body=write.replace("{text}", repr(doctype))),
         "link": runner.format(body=link),
+        "spelled": runner.format(body=spelled),
+        "utf16": runner.format(body=widened),
+        "broken": runner.format(body=stuck),
     }
     answers = {}
-    with anyio.fail_after(180):
+    with anyio.fail_after(240):
         async with stdio_client(crashing, tmp_path / "s0") as c:
             answers["crash"] = (await c.call_tool("project_test", {})).structured_content
         for name, source in lying.items():
             project = gut_project(tmp_path / name)
             (project / "addons/gut/gut_cmdln.gd").write_text(source)
+            (project / "addons/gut/broken.gd").write_text("extends Node\nfunc f(:\n\tpass\n")
             async with stdio_client(project, tmp_path / f"s-{name}") as c:
                 r = await c.call_tool("project_test", {})
                 answers[name] = r.structured_content
@@ -227,7 +250,17 @@ async def test_a_runner_that_dies_or_lies_answers_failed(tmp_path):
     assert linked["outcome"] == "failed", linked
     assert linked["message"] == "the test runner exited with code 0 without writing its report"
     assert "LINK <private>/secret.txt" in linked["log_tail"]  # it was there, not followed
+    assert answers["spelled"]["failures"][0]["message"] == "res://"  # the copy, scrubbed
+    wide = answers["utf16"]
+    assert (wide["outcome"], wide["framework"]) == ("failed", "gut")
+    assert wide["message"] == "the GUT report could not be read: the report is not UTF-8 text"
+    broken = answers["broken"]
+    assert broken["outcome"] == "failed" and broken["framework"] == "gut"
+    version = engines.current().version.rstrip(".")
+    assert broken["message"].startswith(f"GUT does not run on Godot {version}"), broken
+    assert "its own script res://addons/gut/broken.gd:2: " in broken["message"]
     assert "the server's own file" not in json.dumps(answers)
+    private_free(answers, tmp_path)
 
 
 GDUNIT_SAMPLE = """\

@@ -3,8 +3,9 @@ one run of it on a private copy, and the JUnit report it writes."""
 
 from godot_mcp.godot.testrun.detect import ADDONS, RUNNERS, choose, frameworks
 from godot_mcp.godot.testrun.job import Ran, TestJob, TestRunFailed, TestRunTimeout, read_inside
-from godot_mcp.godot.testrun.junit import Case, JUnitReport, ReportRefused, parse_report
+from godot_mcp.godot.testrun.junit import MAX_REPORT, Case, JUnitReport, ReportRefused, parse_report
 from godot_mcp.godot.testrun.runner import (
+    GDUNIT_ROOT,
     GUT_CONFIG,
     MAX_CONFIG,
     NAMES,
@@ -16,8 +17,10 @@ from godot_mcp.godot.testrun.selection import BadTestPath, select
 
 __all__ = [
     "ADDONS",
+    "GDUNIT_ROOT",
     "GUT_CONFIG",
     "MAX_CONFIG",
+    "MAX_REPORT",
     "NAMES",
     "RUNNERS",
     "BadTestPath",

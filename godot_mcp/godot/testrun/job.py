@@ -37,11 +37,12 @@ import anyio
 
 from godot_mcp.errors import Failed, Timeout
 from godot_mcp.godot.process.child import Child
+from godot_mcp.godot.process.engine_lines import is_startup
 from godot_mcp.godot.process.output import PipeLines
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.process.run import CannotStart, GodotRun, on_copy, stop_run
 from godot_mcp.godot.testrun.junit import MAX_REPORT
-from godot_mcp.godot.testrun.runner import Invocation, TestCount
+from godot_mcp.godot.testrun.runner import NAMES, Invocation, TestCount
 
 __all__ = ["TAIL_LINES", "Ran", "TestJob", "TestRunFailed", "TestRunTimeout"]
 
@@ -51,6 +52,8 @@ TMP_BYTES = 256 << 20  # what the tests may write to /tmp and /dev/shm in the sa
 EXIT_GRACE_S = 5.0  # after the output closed, the runner's own exit
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # what a terminal would act on
+_REFERENCE = re.compile(r"&#([0-9]{1,7}|[xX][0-9a-fA-F]{1,6});")
+BROKEN_GRACE_S = 5.0  # a framework that does not compile: how long a first test may still take
 
 Progress = Callable[[str], Awaitable[None]]
 
@@ -140,39 +143,62 @@ class TestJob:
         deadline = began + timeout
         out = PipeLines(self._proc.stdout) if self._proc.stdout is not None else None
         late = False
+        broken_at: float | None = None  # when the framework was seen not to compile
         try:
             while out is not None and not out.ended:
-                lines = await out.next(deadline - time.monotonic())
+                now = time.monotonic()
+                if broken_at is not None and self.count.started == 0:
+                    if now >= broken_at + BROKEN_GRACE_S:
+                        break  # the framework does not compile here and runs nothing
+                    wait = min(deadline, broken_at + BROKEN_GRACE_S) - now
+                else:
+                    wait = deadline - now
+                lines = await out.next(wait)
                 if lines is None:
-                    late = True
-                    break
+                    if time.monotonic() >= deadline:
+                        late = True
+                        break
+                    continue  # the framework's grace is over: seen at the top
                 for line in lines:
                     self.count.see(line)
-                    if line.strip():
+                    if line.strip() and not is_startup(line):
                         self.tail.append(_CONTROL.sub("", line)[:MAX_TAIL_LINE])
+                if self.count.broken is not None and broken_at is None:
+                    broken_at = time.monotonic()
                 if progress is not None:
-                    await progress(self.count.words())
-            if not late:
+                    await progress(self.redact(self.count.words()))
+            if not late and (out is None or out.ended):
                 left = max(0.0, min(EXIT_GRACE_S, deadline - time.monotonic()))
                 late = await self._proc.wait_for(left) is None
         finally:
             await self.stop()
             if out is not None:
                 out.close()
-        code = None if late else self._proc.returncode
+        code = None if late or not (out is None or out.ended) else self._proc.returncode
         report = await anyio.to_thread.run_sync(self._read_report)
         tail = self.log_tail()
         if report is None and code == 0 and self.count.none_found:
             return Ran(None, code, tail, round(time.monotonic() - began, 3))  # nothing to run
         if report is None:
+            name = NAMES[self.framework]
+            if self.count.broken is not None:
+                raise TestRunFailed(
+                    f"{name} does not run on {self.engine}: its own script "
+                    f"{self.redact(self.count.broken)} (a parse error); a version of {name} "
+                    "made for this engine is needed",
+                    log_tail=tail,
+                )
             if late:
                 raise TestRunTimeout(
                     f"the tests did not finish within {said or timeout:.0f} s "
                     f"({self.count.started} started) and wrote no report",
                     log_tail=tail,
                 )
+            refused = (
+                f"; {name} said: {self.redact(self.count.refused)}" if self.count.refused else ""
+            )
             raise TestRunFailed(
-                f"the test runner exited with code {code} without writing its report",
+                f"the test runner exited with code {code} without writing its report{refused}",
                 log_tail=tail,
             )
         return Ran(report, code, tail, round(time.monotonic() - began, 3))
@@ -189,11 +215,24 @@ class TestJob:
         data = read_inside(run.report_root, run.report_rel, MAX_REPORT + 1)
         if data is None:
             return None
-        return self.redact(data.decode("utf-8", "replace")).encode("utf-8")
+        text = _REFERENCE.sub(_plain_reference, data.decode("utf-8", "replace"))
+        return self.redact(text).encode("utf-8")
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
         await stop_run(self._proc)
+
+
+def _plain_reference(match: re.Match[str]) -> str:
+    """A numeric character reference as its character, where that changes nothing of the XML
+    (so a path spelled ``&#47;srv&#47;…`` is a path the scrubber sees)."""
+    try:
+        char = chr(
+            int(match.group(1)[1:], 16) if match.group(1)[0] in "xX" else int(match.group(1))
+        )
+    except (ValueError, OverflowError):
+        return match.group(0)
+    return char if char.isprintable() and char not in "<>&\"'" else match.group(0)
 
 
 def read_inside(root: Path, parts: Iterable[str], limit: int) -> bytes | None:

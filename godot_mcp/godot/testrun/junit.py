@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["MAX_CASES", "MAX_REPORT", "Case", "JUnitReport", "ReportRefused", "parse_report"]
@@ -23,11 +24,11 @@ MAX_REPORT = 16 << 20  # bytes of a report read
 MAX_CASES = 10_000  # cases kept (the counts cover all)
 MAX_MESSAGE = 2000
 
-_DECLARATION = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
-# A failure's, error's or skip's body, taken as text whatever it holds: GUT 7 writes messages
+_DECLARATION = re.compile(r"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]{0,200}\?>")
+# A failure's, error's or skip's body is taken as text whatever it holds: GUT 7 writes messages
 # unescaped (a `<` or `&` of an assertion breaks the XML), GUT 9 inside CDATA.
-_BODY = re.compile(rb"(<(failure|error|skipped)\b[^>]*>)(.*?)(</\2\s*>)", re.DOTALL)
-_CDATA = re.compile(rb"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
+_OPEN = re.compile(r"<(failure|error|skipped)\b")
 _LINE = re.compile(r"\bat line (\d+)")
 _RES_LINE = re.compile(r"(res://[^\s:()\"']+\.(?:gd|cs)):(-?\d+)")
 
@@ -55,8 +56,8 @@ class JUnitReport:
     failures: int = 0
     errors: int = 0
     skipped: int = 0
-    cases: list[Case] = field(default_factory=list)
-    truncated: bool = False
+    cases: list[Case] = field(default_factory=list)  # the failed and erroring ones
+    truncated: bool = False  # more failed or erroring cases than MAX_CASES
 
     @property
     def passed(self) -> int:
@@ -71,16 +72,17 @@ def _res(name: str) -> str | None:
     return name if name.startswith("res://") else "res://" + name.lstrip("/")
 
 
-def _case(suite: str, el: ET.Element) -> Case:
-    name = el.get("name", "")
-    cls = el.get("classname", suite)
+def _case(suite: str, el: ET.Element, redact: Callable[[str], str]) -> Case:
+    suite = redact(suite)
+    name = redact(el.get("name", ""))
+    cls = redact(el.get("classname", suite))
     path = _res(cls) or _res(suite)
     for kind, status in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
         found = el.find(kind)
         if found is None:
             continue
-        attribute = found.get("message", "")
-        text = ((found.text or "") or attribute).strip()
+        attribute = redact(found.get("message", ""))
+        text = redact(((found.text or "") or attribute).strip())
         message = re.sub(r"\s+", " ", text)[:MAX_MESSAGE] or None
         line = None
         # GUT: "… at line N" in the body; gdUnit4: message="FAILED: res://x.gd:N"
@@ -94,21 +96,65 @@ def _case(suite: str, el: ET.Element) -> Case:
     return Case(suite, name, "passed", None, path, None)
 
 
-def _as_text(match: re.Match[bytes]) -> bytes:
-    """A body as escaped text: CDATA sections opened, every ``&``, ``<`` and ``>`` escaped."""
-    body = _CDATA.sub(lambda m: m.group(1), match.group(3))
-    body = body.replace(b"&", b"&amp;").replace(b"<", b"&lt;").replace(b">", b"&gt;")
-    return match.group(1) + body + match.group(4)
+def _bodies_as_text(data: str) -> str:
+    """``data`` with each failure's, error's and skip's body as escaped text: CDATA sections
+    opened, every ``&``, ``<`` and ``>`` escaped. One pass, linear in the report's size
+    whatever it holds (an unclosed body stops it: the parser then says what is wrong)."""
+    out: list[str] = []
+    at = 0
+    while (start := _OPEN.search(data, at)) is not None:
+        head = data.find(">", start.end())
+        if head == -1:
+            break
+        if data[head - 1] == "/":  # <failure … />: no body
+            out.append(data[at : head + 1])
+            at = head + 1
+            continue
+        close = data.find("</" + start.group(1), head + 1)
+        if close == -1:
+            break
+        out.append(data[at : head + 1])
+        out.append(_escaped(_cdata_opened(data[head + 1 : close])))
+        at = close
+    out.append(data[at:])
+    return "".join(out)
 
 
-def parse_report(data: bytes) -> JUnitReport:
-    """The report in ``data``; :class:`ReportRefused` for anything else."""
+def _cdata_opened(body: str) -> str:
+    """``body`` with its CDATA sections replaced by what they hold (one pass)."""
+    out: list[str] = []
+    at = 0
+    while (start := body.find("<![CDATA[", at)) != -1:
+        end = body.find("]]>", start + 9)
+        if end == -1:
+            break
+        out.append(body[at:start])
+        out.append(body[start + 9 : end])
+        at = end + 3
+    out.append(body[at:])
+    return "".join(out)
+
+
+def _escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def parse_report(data: bytes, redact: Callable[[str], str] = str) -> JUnitReport:
+    """The report in ``data``; :class:`ReportRefused` for anything else. ``redact`` is applied
+    to every text taken from it (names a character reference spelled are plain by then)."""
     if len(data) > MAX_REPORT:
         raise ReportRefused(f"the report is larger than {MAX_REPORT} bytes")
-    if _DECLARATION.search(data):
-        raise ReportRefused("the report declares a document type; a JUnit report never does")
     try:
-        root = ET.fromstring(_BODY.sub(_as_text, data))
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReportRefused("the report is not UTF-8 text") from None
+    if "\0" in text:  # UTF-16 or UTF-32, whose declarations the parser would follow
+        raise ReportRefused("the report is not UTF-8 text")
+    if _DECLARATION.search(text):
+        raise ReportRefused("the report declares a document type; a JUnit report never does")
+    text = _XML_DECLARATION.sub("", text, count=1)  # read as the UTF-8 it is, whatever it says
+    try:
+        root = ET.fromstring(_bodies_as_text(text))
     except ET.ParseError as exc:
         raise ReportRefused(f"the report is not XML: {exc}") from None
     if root.tag == "testsuite":
@@ -116,17 +162,17 @@ def parse_report(data: bytes) -> JUnitReport:
     elif root.tag == "testsuites":
         suites = root.findall("testsuite")
     else:
-        raise ReportRefused(f"the report's root is <{root.tag[:40]}>, not <testsuites>")
+        raise ReportRefused(f"the report's root is <{redact(root.tag)[:40]}>, not <testsuites>")
     report = JUnitReport()
     for suite in suites:
         name = suite.get("name", "")
         for el in suite.iter("testcase"):
-            case = _case(name, el)
+            case = _case(name, el, redact)
             report.tests += 1
             report.failures += case.status == "failed"
             report.errors += case.status == "error"
             report.skipped += case.status == "skipped"
-            if case.status != "passed" or len(report.cases) < MAX_CASES:
+            if case.status in ("failed", "error"):
                 if len(report.cases) < MAX_CASES:
                     report.cases.append(case)
                 else:

@@ -45,7 +45,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from godot_mcp.godot.testrun.detect import RUNNERS
+from godot_mcp.godot.testrun.detect import ADDONS, RUNNERS
 
 __all__ = ["FRAMEWORKS", "GUT_CONFIG", "Invocation", "Selection", "TestCount", "invocation"]
 
@@ -61,6 +61,12 @@ _GDUNIT_TEST = re.compile(
     r"^\s*(?:Run Test: )?res://\S+ > (.+?)\s*:?(?:PASSED|FAILED|SKIPPED|FLAKY|WARNING)\b"
 )
 _GDUNIT_NONE = re.compile(r"^No test (?:cases|suites) found, abort test run")
+# A script that does not compile, and the line after it naming where (Godot 3, Godot 4)
+_PARSE_ERROR = re.compile(r"^SCRIPT ERROR: (?:GDScript::reload: )?Parse Error: (.*)$")
+_PLACE = re.compile(
+    r"^\s+(?:At: (res://.+):(\d+)\.?|at: GDScript::reload \((res://.+):(\d+)\))\s*$"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # what a terminal would act on
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,7 @@ class Invocation:
     report_root: Path  # the report is report_root/report_rel, read without following links
     report_rel: tuple[str, ...]
     files: dict[Path, bytes] = field(default_factory=dict)
-    nothing_to_run: str | None = None  # why nothing would run (the run is not started)
+    note: str | None = None  # what the answer should say of how the runner was started
 
 
 def invocation(
@@ -111,13 +117,7 @@ def invocation(
 def _gut(base: list[str], work: Path, selection: Selection, config: bytes | None) -> Invocation:
     report = work / "report.xml"
     args = [*base, "-gexit", f"-gjunit_xml_file={report}"]
-    if selection.empty:
-        if config is None:
-            why = (
-                "GUT has no tests to run: the project has no res://.gutconfig.json naming its "
-                "test folders and no paths were given (give paths, such as res://test)"
-            )
-            return Invocation(args, work, ("report.xml",), nothing_to_run=why)
+    if selection.empty:  # GUT decides from the project's config (its dirs)
         return Invocation(args, work, ("report.xml",))
     files: dict[Path, bytes] = {}
     if selection.folders:
@@ -125,11 +125,18 @@ def _gut(base: list[str], work: Path, selection: Selection, config: bytes | None
     if selection.files:
         args.append("-gtest=" + ",".join(selection.files))
     own = _config_without_tests(config)
+    note = None
+    if config is not None and own is None:  # GUT would add the config's dirs to paths
+        own = b"{}"
+        note = (
+            "the project's .gutconfig.json is not a JSON object this server reads, so with "
+            "paths its other settings (prefix, hooks) were not used"
+        )
     if own is not None:  # the project's other settings (prefix, hooks) still apply
         path = work / "gutconfig.json"
         files[path] = own
         args.append(f"-gconfig={path}")
-    return Invocation(args, work, ("report.xml",), files)
+    return Invocation(args, work, ("report.xml",), files, note=note)
 
 
 def _config_without_tests(config: bytes | None) -> bytes | None:
@@ -159,20 +166,44 @@ def refuse_path(framework: str, path: str) -> str | None:
 
 @dataclass
 class TestCount:
-    """Tests started so far, read from the runner's output as it comes."""
+    """What the runner's output says as it comes: the tests started so far, whether it found
+    none, and whether the framework itself does not compile on this engine (a parse error in
+    one of its own scripts: GUT 9.2 on Godot 4.5 and later, where ``Logger`` became a class)."""
+
+    __test__ = False  # not a pytest class, whatever its name
 
     framework: str
     started: int = 0
     last: str | None = None  # the test seen last
     none_found: bool = False  # the runner said it found no test (gdUnit4)
+    broken: str | None = None  # "res://addons/…:N: message": the framework does not compile
+    refused: str | None = None  # the runner refused its options ("Unrecognized options: …")
+    _parse_error: str | None = None  # a parse error waiting for the line naming its place
 
     def see(self, line: str) -> None:
+        line = _CONTROL.sub("", line)
         found = (_GUT_TEST if self.framework == "gut" else _GDUNIT_TEST).match(line)
         if found is not None:
             self.started += 1
             self.last = found.group(1)[:200]
         elif self.framework == "gdunit4" and _GDUNIT_NONE.match(line):
             self.none_found = True
+        elif self.refused is None and line.startswith("Unrecognized options:"):
+            self.refused = line[:300]
+        self._compiles(line)
+
+    def _compiles(self, line: str) -> None:
+        pending, self._parse_error = self._parse_error, None
+        error = _PARSE_ERROR.match(line)
+        if error is not None:
+            self._parse_error = error.group(1).strip()
+            return
+        place = _PLACE.match(line)
+        if pending is None or place is None or self.broken is not None:
+            return
+        path = place.group(1) or place.group(3)
+        if path.startswith("res://" + ADDONS[self.framework] + "/"):
+            self.broken = f"{path}:{place.group(2) or place.group(4)}: {pending}"[:500]
 
     def words(self) -> str:
         if self.started == 0:
