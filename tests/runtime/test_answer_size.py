@@ -21,6 +21,7 @@ import pytest
 from PIL import Image
 
 from godot_mcp.godot.game.log import encode_cursor
+from tests.support import engines
 from tests.support.engines import Engine
 from tests.support.rawmcp import raw_session
 from tests.support.rawstdio import raw_stdio
@@ -143,7 +144,7 @@ async def test_every_answer_fits_max_output_bytes_as_sent(
             sizes[tool] = max(sizes.get(tool, 0), sent)
             return dict(message["result"])
 
-        with anyio.fail_after(240):
+        with anyio.fail_after(300):
             await answer("server_profile", {})
             await answer("project_info", {})
             start = await answer(
@@ -239,6 +240,29 @@ async def test_every_answer_fits_max_output_bytes_as_sent(
 
             await answer("runtime_session_stop", {"session_id": sid})
 
+            # The debugger: a break where the members hold the long text, every debug tool.
+            where = "res://flood.gd:17"  # print("FLOOD_DONE")
+            debugged = await answer(
+                "runtime_session_start",
+                {
+                    "scene": "res://flood.tscn",
+                    "mode": "headless",
+                    "debug": True,
+                    "breakpoints": [where],
+                },
+            )
+            d = {"session_id": debugged["structuredContent"]["session"]["id"]}
+            state = await answer("runtime_debug_state", {**d, "wait_seconds": 20})
+            assert state["structuredContent"]["state"] == "break", state["structuredContent"]
+            await answer("runtime_debug_variables", d)
+            evaluate = "ok" if engines.current().major == 4 else "unavailable"
+            await answer("runtime_debug_evaluate", {**d, "expression": "long_text"}, evaluate)
+            await answer("runtime_debug_breakpoints", {**d, "clear": [where]})
+            await answer("runtime_debug_control", {**d, "action": "continue"})
+            await answer("runtime_scripts_reload", {**d, "paths": ["res://flood.gd"]})
+            await answer("runtime_profile_capture", {**d, "seconds": 0.5})
+            await answer("runtime_session_stop", d)
+
             api = (await answer("project_api", {"class": "@GlobalScope"}))["structuredContent"]
             assert api["truncated"] is (limit == SMALL)  # the replay: 15,350 bytes before
             assert sum(len(v) for v in api["members"].values()) > 20
@@ -247,3 +271,4 @@ async def test_every_answer_fits_max_output_bytes_as_sent(
             assert len(check["errors"]) >= (BROKEN if limit == DEFAULT else 1)
             assert check["truncated"] is (limit == SMALL)
     assert set(sizes) >= {"runtime_log_read", "project_api", "runtime_screenshot_capture"}
+    assert {"runtime_debug_variables", "runtime_debug_evaluate"} <= set(sizes)

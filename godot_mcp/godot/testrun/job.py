@@ -53,7 +53,7 @@ EXIT_GRACE_S = 5.0  # after the output closed, the runner's own exit
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # what a terminal would act on
 _REFERENCE = re.compile(r"&#([0-9]{1,7}|[xX][0-9a-fA-F]{1,6});")
-BROKEN_GRACE_S = 5.0  # a framework that does not compile: how long a first test may still take
+BROKEN_GRACE_S = 10.0  # a framework that does not compile: how long a first test may still take
 
 Progress = Callable[[str], Awaitable[None]]
 
