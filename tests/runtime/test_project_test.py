@@ -36,6 +36,13 @@ DEEP = GUT_BASE + "func test_deep():\n\tassert_eq(1, 1)\n"
 PROJECT = 'config_version=4\n\n[application]\n\nconfig/name="tested"\n'
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
 def gut_project(root: Path, config: bool = True, **tests: str) -> Path:
     """A project with the stand-in GUT of this lane's engine and ``tests`` (path: source)."""
     engine = engines.current()
@@ -47,10 +54,7 @@ def gut_project(root: Path, config: bool = True, **tests: str) -> Path:
     }
     if config:
         files[".gutconfig.json"] = json.dumps({"dirs": ["res://test"]})
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_tree(root, files)
 
 
 def sample(root: Path, **more: str) -> Path:
@@ -290,10 +294,7 @@ def gdunit_project(root: Path) -> Path:
         "addons/gdUnit4/src/GdUnitTestSuite.gd": (FIXTURES / "GdUnitTestSuite.gd").read_text(),
         "test/sample_test.gd": GDUNIT_SAMPLE,
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_tree(root, files)
 
 
 async def test_gdunit4_runs_on_godot_4_with_its_errors_apart(tmp_path):
