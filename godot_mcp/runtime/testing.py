@@ -28,18 +28,16 @@ from godot_mcp.godot.testrun import (
     GDUNIT_ROOT,
     GUT_CONFIG,
     MAX_CONFIG,
-    MAX_REPORT,
     NAMES,
     RUNNERS,
     JUnitReport,
-    ReportRefused,
     Selection,
     TestJob,
     choose,
     frameworks,
     invocation,
-    parse_report,
     read_inside,
+    read_report,
     select,
 )
 from godot_mcp.runtime.copies import copy_imported, import_copy
@@ -208,26 +206,22 @@ class TestService(HeadlessWork):
         if ran.report is None:  # the runner said it found no test, and wrote no report
             outcome.message = f"{NAMES[chosen]} found no tests to run"
             return outcome
-        if len(ran.report) > MAX_REPORT:  # read no further: there is no whole report to keep
-            outcome.unreadable = (
-                f"the {NAMES[chosen]} report is larger than {MAX_REPORT} bytes; it was not read "
-                "or kept"
-            )
-            return outcome
-        try:
-            outcome.report = await self.rt.disk(parse_report, ran.report, job.redact)
-        except ReportRefused as exc:
-            outcome.unreadable = f"the {NAMES[chosen]} report could not be read: {exc}"
+        read = await self.rt.disk(read_report, ran.report, job.redact)
+        if read.report is None:
+            outcome.unreadable = f"the {NAMES[chosen]} report could not be read: {read.why}"
+        else:
+            outcome.report = read.report
         if ran.exit_code is None:
             warnings.append(
                 "the runner wrote its report but did not exit within timeout_seconds; it was "
                 "stopped"
             )
         try:
-            item = NewArtifact(REPORT_TYPE, ran.report)
-            outcome.artifact = await self.rt.blocking(
-                self.rt.store.register, caller, generation, item
-            )
+            if read.kept is not None:
+                item = NewArtifact(REPORT_TYPE, read.kept)
+                outcome.artifact = await self.rt.blocking(
+                    self.rt.store.register, caller, generation, item
+                )
         except TooLarge as exc:
             outcome.message = f"the report was not kept: {exc.message}"
         if outcome.unreadable is None and outcome.report.tests == 0 and outcome.message is None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.testrun import Case, ReportRefused, frameworks, parse_report
+from godot_mcp.godot.testrun import Case, ReportRefused, frameworks, parse_report, read_report
 from godot_mcp.godot.testrun.junit import MAX_CASES, MAX_REPORT
 
 DATA = Path(__file__).parent.parent / "data" / "junit"
@@ -57,7 +58,7 @@ def test_gut9_on_godot4_names_the_failing_line() -> None:
         ),
         (b"<!entity x 'y'><testsuites/>", "declares a document type"),
         (b"<testsuites><testsuite>", "not XML"),
-        (b"<html><body/></html>", "root is <html>"),
+        (b"<html><body/></html>", "root is a 'html' element"),
         (b" " * (MAX_REPORT + 1), "larger than"),
     ],
 )
@@ -164,3 +165,77 @@ def test_gdunit4_names_path_and_line_in_its_message_attribute() -> None:
         12,
     )
     assert (crash.status, crash.line, crash.path) == ("error", 20, "res://test/player_test.gd")
+
+
+STATE = "/srv/gmcp-state"
+
+
+def scrub(text: str) -> str:
+    return text.replace(STATE, "<state>")
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    [
+        "&#00000000047;srv&#00000000047;gmcp-state&#x000002F;x",  # references, leading zeros
+        "<![CDATA[/srv/gmcp-st]]><![CDATA[ate/x]]>",  # split across CDATA sections
+        "/srv/gmcp-st<!-- -->ate/x",  # split by a comment
+    ],
+)
+def test_the_kept_report_is_the_tree_rewritten_so_no_spelling_survives(spelled: str) -> None:
+    data = (
+        '<testsuites><testsuite name="s"><testcase name="t"><system-out>'
+        f'{spelled}</system-out><failure message="at {STATE}/y">{STATE}/x</failure>'
+        "</testcase></testsuite></testsuites>"
+    ).encode()
+    read = read_report(data, scrub)
+    assert read.report is not None and read.kept is not None
+    back = ET.fromstring(read.kept)  # what any XML reader makes of it
+    texts = [t for el in back.iter() for t in (el.text, *el.attrib.values()) if t]
+    assert STATE not in " ".join(texts) and "/srv/gmcp" not in " ".join(texts)
+    assert "<state>/x" in back.find(".//system-out").text  # placeholders escaped, still XML
+    assert read.report.cases[0].message == "<state>/x"
+
+
+def test_a_report_too_large_is_neither_read_nor_kept_and_an_unreadable_one_is_kept_scrubbed():
+    over = b"<testsuites>" + b"&#65;" * (MAX_REPORT // 5)
+    read = read_report(over, scrub)
+    assert (read.report, read.kept) == (None, None) and "larger than" in (read.why or "")
+    broken = f"<testsuites><testsuite>{STATE}/a &#47;srv&#47;gmcp-state/b".encode()
+    read = read_report(broken, scrub)
+    assert (
+        read.report is None
+        and read.why is not None
+        and read.why.startswith("the report is not XML")
+    )
+    assert read.kept == b"<testsuites><testsuite><state>/a <state>/b"
+
+
+def test_odd_but_valid_reports_read_and_nothing_in_them_raises() -> None:
+    cdata = (
+        '<testsuite><testcase name="t"><failure><![CDATA[expected "</failure>"]]></failure>'
+        "</testcase></testsuite>"
+    )
+    (case,) = parse_report(cdata.encode()).cases
+    assert case.message == 'expected "</failure>"'
+    digits = "9" * 5000
+    huge = (
+        f'<testsuite><testcase name="t"><failure>res://a.gd:{digits} at line {digits}</failure>'
+        "</testcase></testsuite>"
+    )
+    (case,) = parse_report(huge.encode()).cases
+    assert case.line is None  # not a line anyone wrote
+    named = (
+        f'<testsuite name="{"s" * 5000}"><testcase name="a\u202eb&#x85;c"><error/></testcase>'
+        "</testsuite>"
+    )
+    (case,) = parse_report(named.encode()).cases
+    assert len(case.suite) == 500 and case.name == "abc"
+    long_body = "x" * (200 << 10)
+    read = read_report(
+        f"<testsuite><testcase><failure>{long_body}</failure></testcase></testsuite>".encode()
+    )
+    assert (
+        read.kept is not None
+        and b"[" + str(len(long_body) - (64 << 10)).encode() + b" characters cut]" in read.kept
+    )

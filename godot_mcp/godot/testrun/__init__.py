@@ -3,7 +3,15 @@ one run of it on a private copy, and the JUnit report it writes."""
 
 from godot_mcp.godot.testrun.detect import ADDONS, RUNNERS, choose, frameworks
 from godot_mcp.godot.testrun.job import Ran, TestJob, TestRunFailed, TestRunTimeout, read_inside
-from godot_mcp.godot.testrun.junit import MAX_REPORT, Case, JUnitReport, ReportRefused, parse_report
+from godot_mcp.godot.testrun.junit import (
+    MAX_REPORT,
+    Case,
+    JUnitReport,
+    ReadReport,
+    ReportRefused,
+    parse_report,
+    read_report,
+)
 from godot_mcp.godot.testrun.runner import (
     GDUNIT_ROOT,
     GUT_CONFIG,
@@ -28,6 +36,7 @@ __all__ = [
     "Invocation",
     "JUnitReport",
     "Ran",
+    "ReadReport",
     "ReportRefused",
     "Selection",
     "TestJob",
@@ -38,5 +47,6 @@ __all__ = [
     "invocation",
     "parse_report",
     "read_inside",
+    "read_report",
     "select",
 ]

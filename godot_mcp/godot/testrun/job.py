@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import collections
 import os
-import re
 import stat
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -41,7 +40,7 @@ from godot_mcp.godot.process.engine_lines import is_startup
 from godot_mcp.godot.process.output import PipeLines
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.process.run import CannotStart, GodotRun, on_copy, stop_run
-from godot_mcp.godot.testrun.junit import MAX_REPORT
+from godot_mcp.godot.testrun.junit import MAX_REPORT, unseen_removed
 from godot_mcp.godot.testrun.runner import NAMES, Invocation, TestCount
 
 __all__ = ["TAIL_LINES", "Ran", "TestJob", "TestRunFailed", "TestRunTimeout"]
@@ -51,8 +50,6 @@ MAX_TAIL_LINE = 500  # characters kept of each
 TMP_BYTES = 256 << 20  # what the tests may write to /tmp and /dev/shm in the sandbox
 EXIT_GRACE_S = 5.0  # after the output closed, the runner's own exit
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # what a terminal would act on
-_REFERENCE = re.compile(r"&#([0-9]{1,7}|[xX][0-9a-fA-F]{1,6});")
 BROKEN_GRACE_S = 10.0  # a framework that does not compile: how long a first test may still take
 
 Progress = Callable[[str], Awaitable[None]]
@@ -68,8 +65,8 @@ class TestRunTimeout(Timeout):
 
 @dataclass(frozen=True)
 class Ran:
-    """What a run left: the report's bytes (private paths replaced; ``None``: the runner
-    found no test and said so), the runner's exit code (``None``: stopped at its time limit),
+    """What a run left: the report's bytes as written (``None``: the runner found no test and
+    said so), the runner's exit code (``None``: stopped at its time limit),
     its last lines."""
 
     report: bytes | None
@@ -162,7 +159,7 @@ class TestJob:
                 for line in lines:
                     self.count.see(line)
                     if line.strip() and not is_startup(line):
-                        self.tail.append(_CONTROL.sub("", line)[:MAX_TAIL_LINE])
+                        self.tail.append(unseen_removed(line)[:MAX_TAIL_LINE])
                 if self.count.broken is not None and broken_at is None:
                     broken_at = time.monotonic()
                 if progress is not None:
@@ -208,31 +205,15 @@ class TestJob:
         return [self.redact(line) for line in self.tail]
 
     def _read_report(self) -> bytes | None:
-        """The report's bytes, private paths replaced (blocking); ``None`` when the runner
-        wrote none. Read without following a link, at most ``MAX_REPORT`` + 1 bytes (the
-        parser refuses more)."""
+        """The report's bytes as the runner wrote them (blocking); ``None`` when it wrote none.
+        Read without following a link, at most ``MAX_REPORT`` + 1 bytes (more is not read)."""
         run = self.invocation
         data = read_inside(run.report_root, run.report_rel, MAX_REPORT + 1)
-        if data is None:
-            return None
-        text = _REFERENCE.sub(_plain_reference, data.decode("utf-8", "replace"))
-        return self.redact(text).encode("utf-8")
+        return data
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
         await stop_run(self._proc)
-
-
-def _plain_reference(match: re.Match[str]) -> str:
-    """A numeric character reference as its character, where that changes nothing of the XML
-    (so a path spelled ``&#47;srv&#47;…`` is a path the scrubber sees)."""
-    try:
-        char = chr(
-            int(match.group(1)[1:], 16) if match.group(1)[0] in "xX" else int(match.group(1))
-        )
-    except (ValueError, OverflowError):
-        return match.group(0)
-    return char if char.isprintable() and char not in "<>&\"'" else match.group(0)
 
 
 def read_inside(root: Path, parts: Iterable[str], limit: int) -> bytes | None:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from godot_mcp.godot.testrun.detect import ADDONS, RUNNERS
+from godot_mcp.godot.testrun.junit import unseen_removed
 
 __all__ = ["FRAMEWORKS", "GUT_CONFIG", "Invocation", "Selection", "TestCount", "invocation"]
 
@@ -66,7 +67,6 @@ _PARSE_ERROR = re.compile(r"^SCRIPT ERROR: (?:GDScript::reload: )?Parse Error: (
 _PLACE = re.compile(
     r"^\s+(?:At: (res://.+):(\d+)\.?|at: GDScript::reload \((res://.+):(\d+)\))\s*$"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # what a terminal would act on
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ class TestCount:
     _parse_error: str | None = None  # a parse error waiting for the line naming its place
 
     def see(self, line: str) -> None:
-        line = _CONTROL.sub("", line)
+        line = unseen_removed(line)
         found = (_GUT_TEST if self.framework == "gut" else _GDUNIT_TEST).match(line)
         if found is not None:
             self.started += 1
