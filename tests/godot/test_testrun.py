@@ -105,6 +105,10 @@ def test_the_tests_run_so_far_are_read_from_the_runners_lines(framework, lines, 
     for line in lines:
         count.see(line)
     assert (count.started, count.none_found) == (started, none)
+    assert count.begun is (started > 0)
+    gdunit = TestCount("gdunit4")
+    gdunit.see("  res://t/a_test.gd > test_slow STARTED")  # begun, not yet counted
+    assert (gdunit.begun, gdunit.started) == (True, 0)
 
 
 def test_paths_must_be_test_scripts_or_folders_of_the_project(tmp_path):

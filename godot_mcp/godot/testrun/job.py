@@ -144,7 +144,7 @@ class TestJob:
         try:
             while out is not None and not out.ended:
                 now = time.monotonic()
-                if broken_at is not None and self.count.started == 0:
+                if broken_at is not None and not self.count.begun:
                     if now >= broken_at + BROKEN_GRACE_S:
                         break  # the framework does not compile here and runs nothing
                     wait = min(deadline, broken_at + BROKEN_GRACE_S) - now

@@ -15,7 +15,8 @@ the project), so it is read as hostile:
   characters each, so no single call holds the interpreter for long.
 * Texts are scrubbed after the XML is decoded (character references, CDATA, comments; a body
   taken as text has its references made plain first), and the report the caller gets is the
-  parsed tree written out again, so no spelling a reader would decode survives. A report that cannot be read is kept as its text, scrubbed piece by piece.
+  parsed tree written out again, so no spelling a reader would decode survives. A report that
+  cannot be read is kept as its text, scrubbed piece by piece.
 
 Recorded reports of the real frameworks are in ``tests/data/junit/`` (GUT 7.4.3 on Godot 3.2.3,
 GUT 9.6.0 on Godot 4.6.3).

@@ -61,6 +61,7 @@ _GUT_TEST = re.compile(r"^\* (\w+)\s*$")
 _GDUNIT_TEST = re.compile(
     r"^\s*(?:Run Test: )?res://\S+ > (.+?)\s*:?(?:PASSED|FAILED|SKIPPED|FLAKY|WARNING)\b"
 )
+_GDUNIT_STARTED = re.compile(r"^\s*(?:Run Test: )?res://\S+ > .+? :?STARTED\b")
 _GDUNIT_NONE = re.compile(r"^No test (?:cases|suites) found, abort test run")
 # A script that does not compile, and the line after it naming where (Godot 3, Godot 4)
 _PARSE_ERROR = re.compile(r"^SCRIPT ERROR: (?:GDScript::reload: )?Parse Error: (.*)$")
@@ -176,6 +177,7 @@ class TestCount:
     started: int = 0
     last: str | None = None  # the test seen last
     none_found: bool = False  # the runner said it found no test (gdUnit4)
+    begun: bool = False  # a test began (gdUnit4 counts tests as they end, and says so)
     broken: str | None = None  # "res://addons/…:N: message": the framework does not compile
     refused: str | None = None  # the runner refused its options ("Unrecognized options: …")
     _parse_error: str | None = None  # a parse error waiting for the line naming its place
@@ -185,7 +187,10 @@ class TestCount:
         found = (_GUT_TEST if self.framework == "gut" else _GDUNIT_TEST).match(line)
         if found is not None:
             self.started += 1
+            self.begun = True
             self.last = found.group(1)[:200]
+        elif self.framework == "gdunit4" and _GDUNIT_STARTED.match(line):
+            self.begun = True
         elif self.framework == "gdunit4" and _GDUNIT_NONE.match(line):
             self.none_found = True
         elif self.refused is None and line.startswith("Unrecognized options:"):
