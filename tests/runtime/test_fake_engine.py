@@ -517,6 +517,51 @@ async def test_a_graceful_shutdown_ends_a_check_still_running(tmp_path: Path) ->
     assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == before
 
 
+async def test_a_graceful_shutdown_ends_a_test_run_still_running(tmp_path: Path) -> None:
+    """A test run whose runner never finishes answers at shutdown, leaves no process and no
+    copy, and a run asked for after it is refused."""
+    from godot_mcp.errors import Unavailable
+    from godot_mcp.store.values import Caller
+
+    project = make_project(tmp_path / "project")
+    (project / "addons" / "gut").mkdir(parents=True)
+    (project / "addons" / "gut" / "gut_cmdln.gd").write_text("# the fake engine is the runner\n")
+    (project / "test").mkdir()
+    (project / "test" / "test_stuck.gd").write_text("func test_stuck():\n\tHANG\n")
+    engine = tmp_path / "engine"
+    settings = Settings(
+        tmp_path / "state", str(fake_godot.script(engine)), str(engine / "fake-godot"), Limits()
+    )
+    answers: list[str] = []
+    caller = Caller("local", None, None, 0)  # never reached: nothing is registered
+
+    async def run(app: Any) -> None:
+        try:
+            await app.deps.tests.run(caller, 0, ["res://test"], "auto", 300)
+        except Unavailable as exc:
+            answers.append(exc.message)
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg, open_app(settings, project, "stdio") as app:
+            tg.start_soon(run, app)
+            while not engine_processes(engine):
+                await anyio.sleep(0.05)
+            tests = app.deps.tests
+        assert answers == ["the server is shutting down"]
+        assert engine_processes(engine) == []
+        assert list((tmp_path / "state" / "scratch" / "checks").iterdir()) == []
+        with pytest.raises(Unavailable, match="shutting down"):
+            await tests.run(caller, 0, None, "auto", 300)
+    assert sorted(p.name for p in project.rglob("*")) == [
+        "addons",
+        "gut",
+        "gut_cmdln.gd",
+        "project.godot",
+        "test",
+        "test_stuck.gd",
+    ]
+
+
 async def test_the_class_reference_is_dumped_once_and_looked_up(tmp_path: Path) -> None:
     with anyio.fail_after(60):
         async with fake_server(tmp_path) as c:
