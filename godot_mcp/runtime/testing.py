@@ -24,20 +24,17 @@ from godot_mcp.godot.process.redact import as_res
 from godot_mcp.godot.project import tree
 from godot_mcp.godot.project.imported import never_imported
 from godot_mcp.godot.testrun import (
-    ADDONS,
-    GDUNIT_ROOT,
-    GUT_CONFIG,
-    MAX_CONFIG,
     NAMES,
-    RUNNERS,
     JUnitReport,
     Selection,
     TestJob,
     choose,
     frameworks,
+    gut_config,
     invocation,
-    read_inside,
+    nothing_to_run,
     read_report,
+    refuse_without_runner,
     select,
 )
 from godot_mcp.runtime.copies import copy_imported, import_copy
@@ -70,37 +67,6 @@ class TestOutcome:
     unreadable: str | None = None
 
 
-def refuse_without_runner(plan: tree.Plan, framework: str) -> None:
-    """``Unavailable`` when the addon folder is there but its command-line runner is not (a
-    git submodule that was never checked out leaves an empty folder)."""
-    if not any(e.rel == RUNNERS[framework] and not e.is_dir for e in plan.entries):
-        raise Unavailable(
-            f"the project's res://{ADDONS[framework]} has no res://{RUNNERS[framework]}, "
-            f"{NAMES[framework]}'s command-line runner: is the addon there whole? (a git "
-            "submodule that was never checked out leaves an empty folder)"
-        )
-
-
-def nothing_to_run(
-    plan: tree.Plan, framework: str, selection: Selection, config: bytes | None
-) -> str | None:
-    """Why the runner would run no test, known before it starts, or None."""
-    if not selection.empty:
-        return None
-    if framework == "gut" and config is None:
-        return (
-            "GUT has no tests to run: the project has no res://.gutconfig.json naming its test "
-            "folders and no paths were given (give paths, such as res://test)"
-        )
-    default = GDUNIT_ROOT.removeprefix("res://")
-    if framework == "gdunit4" and not any(e.rel == default and e.is_dir for e in plan.entries):
-        return (
-            f"gdUnit4 has no tests to run: its default folder, {GDUNIT_ROOT}, is not in the "
-            "project and no paths were given (give paths, such as the folder of your tests)"
-        )
-    return None
-
-
 class TestService(HeadlessWork):
     """Runs the project tests of one server process."""
 
@@ -128,11 +94,7 @@ class TestService(HeadlessWork):
             plan = await self.rt.disk(tree.plan, self.rt.project)
             selection = select(plan, paths, chosen)
             refuse_without_runner(plan, chosen)
-            config = None
-            if chosen == "gut":
-                config = await self.rt.disk(
-                    read_inside, self.rt.project, [GUT_CONFIG], MAX_CONFIG + 1
-                )
+            config = await self.rt.disk(gut_config, self.rt.project) if chosen == "gut" else None
             nothing = nothing_to_run(plan, chosen, selection, config)
             if nothing is not None:  # said before anything is copied or started
                 return TestOutcome(chosen, JUnitReport(), message=nothing)
@@ -194,11 +156,7 @@ class TestService(HeadlessWork):
             await self.rt.disk(job.prepare)
             job.launch()
 
-            async def told(words: str) -> None:
-                if progress is not None:
-                    await progress(words)
-
-            ran = await job.run(max(0.0, deadline - time.monotonic()), told, timeout)
+            ran = await job.run(max(0.0, deadline - time.monotonic()), progress, timeout)
         finally:
             with anyio.CancelScope(shield=True):
                 await job.stop()

@@ -11,9 +11,17 @@ import pytest
 
 from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot.project import tree
-from godot_mcp.godot.testrun import BadTestPath, Selection, choose, invocation, read_inside, select
+from godot_mcp.godot.testrun import (
+    BadTestPath,
+    Selection,
+    choose,
+    gut_config,
+    invocation,
+    nothing_to_run,
+    refuse_without_runner,
+    select,
+)
 from godot_mcp.godot.testrun.runner import TestCount
-from godot_mcp.runtime.testing import nothing_to_run, refuse_without_runner
 
 
 def test_auto_picks_the_one_framework_and_refuses_none_or_both():
@@ -140,18 +148,18 @@ def test_the_report_is_read_without_following_links_or_waiting_on_a_fifo(tmp_pat
     secret = tmp_path / "secret"
     secret.write_text("private")
     (work / "report.xml").write_text("<testsuites/>")
-    assert read_inside(work, ["report.xml"], 100) == b"<testsuites/>"
-    assert read_inside(work, ["report.xml"], 5) == b"<test"
+    assert tree.read_below(work, ["report.xml"], 100) == b"<testsuites/>"
+    assert tree.read_below(work, ["report.xml"], 5) == b"<test"
     (work / "link.xml").symlink_to(secret)
-    assert read_inside(work, ["link.xml"], 100) is None
+    assert tree.read_below(work, ["link.xml"], 100) is None
     os.mkfifo(work / "fifo.xml")
-    assert read_inside(work, ["fifo.xml"], 100) is None  # not opened for a writer to come
+    assert tree.read_below(work, ["fifo.xml"], 100) is None  # not opened for a writer to come
     (work / "hop").symlink_to(tmp_path)  # a link on the way
-    assert read_inside(work, ["hop", "secret"], 100) is None
-    assert read_inside(work, ["missing.xml"], 100) is None
+    assert tree.read_below(work, ["hop", "secret"], 100) is None
+    assert tree.read_below(work, ["missing.xml"], 100) is None
     (work / "reports" / "report_1" / "results.xml").write_text("x")
-    assert read_inside(work, ["reports", "report_1", "results.xml"], 100) == b"x"
-    assert read_inside(Path("/nonexistent"), ["x"], 10) is None
+    assert tree.read_below(work, ["reports", "report_1", "results.xml"], 100) == b"x"
+    assert tree.read_below(Path("/nonexistent"), ["x"], 10) is None
 
 
 def test_a_framework_that_does_not_compile_here_or_refuses_its_options_is_named():
@@ -200,3 +208,12 @@ def test_what_would_run_nothing_is_said_before_anything_starts(tmp_path):
         refuse_without_runner(plan, "gut")  # an empty folder: a submodule never checked out
     (tmp_path / "addons" / "gut" / "gut_cmdln.gd").write_text("")
     refuse_without_runner(tree.plan(tmp_path), "gut")
+
+
+def test_the_gut_config_is_read_as_every_small_project_file_is(tmp_path):
+    assert gut_config(tmp_path) is None
+    (tmp_path / ".gutconfig.json").write_text('{"dirs": ["res://test"]}')
+    assert gut_config(tmp_path) == b'{"dirs": ["res://test"]}'
+    (tmp_path / ".gutconfig.json").unlink()
+    os.mkfifo(tmp_path / ".gutconfig.json")  # there, but not read: GUT reads it itself
+    assert gut_config(tmp_path) == b""

@@ -70,7 +70,12 @@ from pathlib import Path
 
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout
 from godot_mcp.godot.process.child import Child
-from godot_mcp.godot.process.engine_lines import Reason, is_startup
+from godot_mcp.godot.process.engine_lines import (
+    SCRIPT_PARSE_ERROR,
+    Reason,
+    is_startup,
+    script_place,
+)
 from godot_mcp.godot.process.output import PipeLines, plain
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
@@ -87,10 +92,8 @@ MAX_RESTARTS = 10  # Godot started again after a crash or a stuck file, at most
 RESTART_S = 5.0  # time a restart adds to the check's limit
 TMP_BYTES = 256 << 20  # what Godot may write (/tmp, /dev/shm) in the sandbox
 _SCRIPT = {3: "check3.gd", 4: "check4.gd"}
-_SCRIPT_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(?:Parse|Compile) Error: (.*)$")
 # Any other script error: Godot 3 names the function first ("_init: m"), Godot 4 does not.
 _RUNTIME_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(.*)$")
-_AT = re.compile(r"^\s+(?:At: (res://.+):(\d+)\.?|at: .*\((res://.+):(\d+)\))\s*$")
 _FORMAT = re.compile(r"^ERROR: (?:\w+: )?(res://.+?):(\d+) - Parse Error: (.*?)\.?\s*$")
 _LINE_AND_MESSAGE = re.compile(r"(\d+) - Parse Error: (.*?)\.?\s*$")
 _MISSING = re.compile(r"\[ext_resource\] referenced non-?existent resource at: (res://.+)$")
@@ -297,19 +300,17 @@ class OutputReader:
         line = plain(raw.rstrip("\r\n"))
         if self._pending is not None:
             message, self._pending = self._pending, None
-            at = _AT.match(line)
-            if at:
-                path, number = at.group(1) or at.group(3), at.group(2) or at.group(4)
-                self._add(Problem("parse", path, message, int(number)))
+            at = script_place(line)
+            if at is not None:
+                self._add(Problem("parse", at[0], message, at[1]))
                 return
             if self.current is not None:
                 self._add(Problem("parse", self.current, message))
         if self._running is not None:
             message, self._running = self._running, None
-            at = _AT.match(line)
-            if at and self.current is not None:
-                where = f"{at.group(1) or at.group(3)}:{at.group(2) or at.group(4)}"
-                self._add(Problem("load", self.current, f"{message} (at {where})"))
+            at = script_place(line)
+            if at is not None and self.current is not None:
+                self._add(Problem("load", self.current, f"{message} (at {at[0]}:{at[1]})"))
                 return
         if line.startswith(self.mark + " "):
             self._marker(line[len(self.mark) + 1 :])
@@ -350,7 +351,7 @@ class OutputReader:
             self.finished = self.current is None and self.next == len(self.expected)
 
     def _inside(self, line: str) -> None:
-        script = _SCRIPT_ERROR.match(line)
+        script = SCRIPT_PARSE_ERROR.match(line)
         if script:
             if not _CONSEQUENCE.search(script.group(1)):
                 self._pending = script.group(1).strip()

@@ -328,17 +328,7 @@ def _regular(path: Path) -> bool:
 
 def tree_bytes(path: Path, limit: int) -> bytes | None:
     """At most ``limit`` bytes of a regular file (not through a link), or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            return f.read(limit)
-        except OSError:
-            return None
+    return tree.read_below(path.parent, [path.name], limit)
 
 
 def tree_text(path: Path) -> str | None:

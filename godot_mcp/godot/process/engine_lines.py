@@ -23,7 +23,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["Reason", "first_reason", "is_probe", "is_startup", "level", "without_escapes"]
+__all__ = [
+    "SCRIPT_PARSE_ERROR",
+    "Reason",
+    "first_reason",
+    "is_probe",
+    "is_startup",
+    "level",
+    "script_place",
+    "without_escapes",
+]
+
+# A script that does not compile, its message in group 1; the line after it names the place:
+#   Godot 3  SCRIPT ERROR: GDScript::reload: Parse Error: m      At: res://x.gd:7.
+#   Godot 4  SCRIPT ERROR: Parse Error: m                         at: GDScript::reload (res://x.gd:7)
+SCRIPT_PARSE_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(?:Parse|Compile) Error: (.*)$")
+_PLACE = re.compile(r"^\s+(?:At: (res://.+):(\d+)\.?|at: .*\((res://.+):(\d+)\))\s*$")
 
 _ERROR = re.compile(r"^(?:USER )?(?:SCRIPT )?ERROR: ")
 _WARNING = re.compile(r"^(?:USER )?WARNING: ")
@@ -55,6 +70,14 @@ _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)
 def without_escapes(text: str) -> str:
     """``text`` without terminal escape sequences."""
     return _ESCAPES.sub("", text) if "\x1b" in text else text
+
+
+def script_place(line: str) -> tuple[str, int] | None:
+    """The ``res://`` path and line a script error's second line names (either engine)."""
+    at = _PLACE.match(line)
+    if at is None:
+        return None
+    return at.group(1) or at.group(3), int(at.group(2) or at.group(4))
 
 
 def level(line: str) -> str:

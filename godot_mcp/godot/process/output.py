@@ -1,7 +1,7 @@
 """A child's output read as lines, as it comes: one reader for every feature that pipes Godot.
 
 The pipe is read without blocking the loop (``wait_readable`` on its descriptor), in chunks, and
-cut into lines with the terminal's colour codes removed; a line is kept to ``max_line``
+cut into lines with the terminal's escape sequences removed; a line is kept to ``max_line``
 characters and a line without end is cut at four times that, so a child that prints without a
 newline costs no memory. What the lines mean is the caller's.
 """
@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from typing import IO
 
 import anyio
+
+from godot_mcp.godot.process.engine_lines import without_escapes
 
 __all__ = ["MAX_LINE", "PipeLines", "plain"]
 
 MAX_LINE = 10_000  # characters kept of one line
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
 
 def plain(line: str, max_line: int = MAX_LINE) -> str:
-    """``line`` without terminal colour codes, cut to ``max_line`` characters."""
-    return _ANSI.sub("", line)[:max_line]
+    """``line`` without terminal escape sequences (colours, cursor moves, titles), cut to
+    ``max_line`` characters."""
+    return without_escapes(line)[:max_line]
 
 
 class PipeLines:

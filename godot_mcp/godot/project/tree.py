@@ -34,6 +34,7 @@ import errno
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +51,7 @@ __all__ = [
     "copy",
     "disk_full",
     "plan",
+    "read_below",
     "read_file",
     "remove",
 ]
@@ -347,6 +349,37 @@ def read_file(root: Path, name: str, limit: int = 1 << 20) -> bytes:
         if len(data) > limit:
             raise OSError(errno.EFBIG, f"{name} is larger than {limit} bytes")
         return data
+    finally:
+        os.close(fd)
+
+
+def read_below(root: Path, parts: Iterable[str], limit: int) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``root/parts…``, ``root`` and each step
+    opened without following a link, a FIFO never waited on; ``None`` when it is not there or
+    not a regular file. For what a sandboxed run wrote, where anything may be a link."""
+    names = list(parts)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(root, flags | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for name in names[:-1]:
+            step = os.open(name, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        step = os.open(names[-1], flags | os.O_NONBLOCK, dir_fd=fd)
+        os.close(fd)
+        fd = step
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
     finally:
         os.close(fd)
 

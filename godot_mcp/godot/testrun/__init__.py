@@ -1,8 +1,15 @@
 """The project's own tests (GUT, gdUnit4): which framework it carries, its runner's command line,
 one run of it on a private copy, and the JUnit report it writes."""
 
-from godot_mcp.godot.testrun.detect import ADDONS, RUNNERS, choose, frameworks
-from godot_mcp.godot.testrun.job import Ran, TestJob, TestRunFailed, TestRunTimeout, read_inside
+from godot_mcp.godot.testrun.detect import (
+    ADDONS,
+    NAMES,
+    RUNNERS,
+    choose,
+    frameworks,
+    refuse_without_runner,
+)
+from godot_mcp.godot.testrun.job import Ran, TestJob, TestRunFailed, TestRunTimeout
 from godot_mcp.godot.testrun.junit import (
     MAX_REPORT,
     Case,
@@ -14,20 +21,17 @@ from godot_mcp.godot.testrun.junit import (
 )
 from godot_mcp.godot.testrun.runner import (
     GDUNIT_ROOT,
-    GUT_CONFIG,
-    MAX_CONFIG,
-    NAMES,
     Invocation,
     Selection,
+    gut_config,
     invocation,
+    nothing_to_run,
 )
 from godot_mcp.godot.testrun.selection import BadTestPath, select
 
 __all__ = [
     "ADDONS",
     "GDUNIT_ROOT",
-    "GUT_CONFIG",
-    "MAX_CONFIG",
     "MAX_REPORT",
     "NAMES",
     "RUNNERS",
@@ -44,9 +48,11 @@ __all__ = [
     "TestRunTimeout",
     "choose",
     "frameworks",
+    "gut_config",
     "invocation",
+    "nothing_to_run",
     "parse_report",
-    "read_inside",
     "read_report",
+    "refuse_without_runner",
     "select",
 ]

@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from godot_mcp.errors import InvalidArgument, Unavailable
+from godot_mcp.godot.project import tree
 
-__all__ = ["ADDONS", "RUNNERS", "choose", "frameworks"]
+__all__ = ["ADDONS", "NAMES", "RUNNERS", "choose", "frameworks", "refuse_without_runner"]
 
+NAMES = {"gut": "GUT", "gdunit4": "gdUnit4"}
 ADDONS = {"gut": "addons/gut", "gdunit4": "addons/gdUnit4"}
 RUNNERS = {
     "gut": "addons/gut/gut_cmdln.gd",
@@ -46,6 +48,17 @@ def choose(found: list[str], framework: str) -> str:
             )
         return found[0]
     if framework not in found:
-        name = {"gut": "GUT", "gdunit4": "gdUnit4"}[framework]
+        name = NAMES[framework]
         raise Unavailable(f"the project has no {name}: looked for res://{ADDONS[framework]}")
     return framework
+
+
+def refuse_without_runner(plan: tree.Plan, framework: str) -> None:
+    """``Unavailable`` when the addon folder is there but its command-line runner is not (a
+    git submodule that was never checked out leaves an empty folder)."""
+    if not any(e.rel == RUNNERS[framework] and not e.is_dir for e in plan.entries):
+        raise Unavailable(
+            f"the project's res://{ADDONS[framework]} has no res://{RUNNERS[framework]}, "
+            f"{NAMES[framework]}'s command-line runner: is the addon there whole? (a git "
+            "submodule that was never checked out leaves an empty folder)"
+        )

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import collections
 import os
-import stat
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -40,8 +39,10 @@ from godot_mcp.godot.process.engine_lines import is_startup
 from godot_mcp.godot.process.output import PipeLines
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.process.run import CannotStart, GodotRun, on_copy, stop_run
+from godot_mcp.godot.project import tree
+from godot_mcp.godot.testrun.detect import NAMES
 from godot_mcp.godot.testrun.junit import MAX_REPORT, unseen_removed
-from godot_mcp.godot.testrun.runner import NAMES, Invocation, TestCount
+from godot_mcp.godot.testrun.runner import Invocation, TestCount
 
 __all__ = ["TAIL_LINES", "Ran", "TestJob", "TestRunFailed", "TestRunTimeout"]
 
@@ -66,13 +67,11 @@ class TestRunTimeout(Timeout):
 @dataclass(frozen=True)
 class Ran:
     """What a run left: the report's bytes as written (``None``: the runner found no test and
-    said so), the runner's exit code (``None``: stopped at its time limit),
-    its last lines."""
+    said so), the runner's exit code (``None``: stopped at its time limit), its last lines."""
 
     report: bytes | None
     exit_code: int | None
     log_tail: list[str]
-    seconds: float
 
 
 class TestJob:
@@ -136,8 +135,7 @@ class TestJob:
         exits 1 when a test fails); one stopped at its time limit after writing a complete
         report ran too. With no report the run failed, or timed out."""
         assert self._proc is not None, "launch() first"
-        began = time.monotonic()
-        deadline = began + timeout
+        deadline = time.monotonic() + timeout
         out = PipeLines(self._proc.stdout) if self._proc.stdout is not None else None
         late = False
         broken_at: float | None = None  # when the framework was seen not to compile
@@ -175,7 +173,7 @@ class TestJob:
         report = await anyio.to_thread.run_sync(self._read_report)
         tail = self.log_tail()
         if report is None and code == 0 and self.count.none_found:
-            return Ran(None, code, tail, round(time.monotonic() - began, 3))  # nothing to run
+            return Ran(None, code, tail)  # nothing to run
         if report is None:
             name = NAMES[self.framework]
             if self.count.broken is not None:
@@ -198,7 +196,7 @@ class TestJob:
                 f"the test runner exited with code {code} without writing its report{refused}",
                 log_tail=tail,
             )
-        return Ran(report, code, tail, round(time.monotonic() - began, 3))
+        return Ran(report, code, tail)
 
     def log_tail(self) -> list[str]:
         """The runner's last lines, private paths replaced."""
@@ -208,39 +206,9 @@ class TestJob:
         """The report's bytes as the runner wrote them (blocking); ``None`` when it wrote none.
         Read without following a link, at most ``MAX_REPORT`` + 1 bytes (more is not read)."""
         run = self.invocation
-        data = read_inside(run.report_root, run.report_rel, MAX_REPORT + 1)
+        data = tree.read_below(run.report_root, run.report_rel, MAX_REPORT + 1)
         return data
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
         await stop_run(self._proc)
-
-
-def read_inside(root: Path, parts: Iterable[str], limit: int) -> bytes | None:
-    """At most ``limit`` bytes of the regular file ``root/parts…``, each step opened without
-    following a link (blocking); ``None`` when it is not there or not a regular file."""
-    names = list(parts)
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(root, flags | os.O_DIRECTORY)
-    except OSError:
-        return None
-    try:
-        for name in names[:-1]:
-            step = os.open(name, flags | os.O_DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = step
-        step = os.open(names[-1], flags | os.O_NONBLOCK, dir_fd=fd)
-        os.close(fd)
-        fd = step
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, left = [], limit
-        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)

@@ -45,13 +45,21 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from godot_mcp.godot.process.engine_lines import SCRIPT_PARSE_ERROR, script_place
+from godot_mcp.godot.project import tree
 from godot_mcp.godot.testrun.detect import ADDONS, RUNNERS
 from godot_mcp.godot.testrun.junit import unseen_removed
 
-__all__ = ["FRAMEWORKS", "GUT_CONFIG", "Invocation", "Selection", "TestCount", "invocation"]
+__all__ = [
+    "GDUNIT_ROOT",
+    "Invocation",
+    "Selection",
+    "TestCount",
+    "gut_config",
+    "invocation",
+    "nothing_to_run",
+]
 
-FRAMEWORKS = ("gut", "gdunit4")
-NAMES = {"gut": "GUT", "gdunit4": "gdUnit4"}
 GUT_CONFIG = ".gutconfig.json"
 MAX_CONFIG = 1 << 20  # bytes of a .gutconfig.json read
 GDUNIT_ROOT = "res://test"  # gdUnit4's default test folder (its settings' test root)
@@ -63,11 +71,6 @@ _GDUNIT_TEST = re.compile(
 )
 _GDUNIT_STARTED = re.compile(r"^\s*(?:Run Test: )?res://\S+ > .+? :?STARTED\b")
 _GDUNIT_NONE = re.compile(r"^No test (?:cases|suites) found, abort test run")
-# A script that does not compile, and the line after it naming where (Godot 3, Godot 4)
-_PARSE_ERROR = re.compile(r"^SCRIPT ERROR: (?:GDScript::reload: )?Parse Error: (.*)$")
-_PLACE = re.compile(
-    r"^\s+(?:At: (res://.+):(\d+)\.?|at: GDScript::reload \((res://.+):(\d+)\))\s*$"
-)
 
 
 @dataclass(frozen=True)
@@ -140,10 +143,22 @@ def _gut(base: list[str], work: Path, selection: Selection, config: bytes | None
     return Invocation(args, work, ("report.xml",), files, note=note)
 
 
+def gut_config(project: Path) -> bytes | None:
+    """The project's ``.gutconfig.json`` (``tree.read_file``'s rules; blocking): ``None`` when
+    it has none, ``b""`` when it has one this server does not read (larger than
+    ``MAX_CONFIG``, not a regular file), which GUT then reads itself."""
+    try:
+        return tree.read_file(project, GUT_CONFIG, MAX_CONFIG)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return b""
+
+
 def _config_without_tests(config: bytes | None) -> bytes | None:
     """The project's GUT config without ``dirs`` and ``tests``; ``None`` when it has none or
-    it is not a JSON object (GUT then reads it itself, and says what is wrong with it)."""
-    if config is None or len(config) > MAX_CONFIG:
+    it is not a JSON object this server reads (too large, or JSON only Godot accepts)."""
+    if config is None:
         return None
     try:
         value = json.loads(config)
@@ -154,6 +169,26 @@ def _config_without_tests(config: bytes | None) -> bytes | None:
     value.pop("dirs", None)
     value.pop("tests", None)
     return json.dumps(value).encode()
+
+
+def nothing_to_run(
+    plan: tree.Plan, framework: str, selection: Selection, config: bytes | None
+) -> str | None:
+    """Why the runner would run no test, known before it starts, or None."""
+    if not selection.empty:
+        return None
+    if framework == "gut" and config is None:
+        return (
+            "GUT has no tests to run: the project has no res://.gutconfig.json naming its test "
+            "folders and no paths were given (give paths, such as res://test)"
+        )
+    default = GDUNIT_ROOT.removeprefix("res://")
+    if framework == "gdunit4" and not any(e.rel == default and e.is_dir for e in plan.entries):
+        return (
+            f"gdUnit4 has no tests to run: its default folder, {GDUNIT_ROOT}, is not in the "
+            "project and no paths were given (give paths, such as the folder of your tests)"
+        )
+    return None
 
 
 def refuse_path(framework: str, path: str) -> str | None:
@@ -199,16 +234,15 @@ class TestCount:
 
     def _compiles(self, line: str) -> None:
         pending, self._parse_error = self._parse_error, None
-        error = _PARSE_ERROR.match(line)
+        error = SCRIPT_PARSE_ERROR.match(line)
         if error is not None:
             self._parse_error = error.group(1).strip()
             return
-        place = _PLACE.match(line)
+        place = script_place(line)
         if pending is None or place is None or self.broken is not None:
             return
-        path = place.group(1) or place.group(3)
-        if path.startswith("res://" + ADDONS[self.framework] + "/"):
-            self.broken = f"{path}:{place.group(2) or place.group(4)}: {pending}"[:500]
+        if place[0].startswith("res://" + ADDONS[self.framework] + "/"):
+            self.broken = f"{place[0]}:{place[1]}: {pending}"[:500]
 
     def words(self) -> str:
         if self.started == 0:
