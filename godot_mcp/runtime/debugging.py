@@ -26,8 +26,9 @@ log = logging.getLogger(__name__)
 
 MAX_BREAKPOINTS = 100
 MAX_LINE = 1_000_000
-_SCRIPT = re.compile(r"^res://[^\x00-\x1f\\:,%]+\.gd$")  # what --breakpoints can carry
-_BREAKPOINT = re.compile(r"^(res://[^\x00-\x1f\\:,%]+\.gd):([0-9]{1,7})$")
+_PATH = r"res://[^\x00-\x1f\\:,%]+\.gd"  # a script path --breakpoints can carry
+_SCRIPT = re.compile(rf"^{_PATH}$")
+_BREAKPOINT = re.compile(rf"^({_PATH}):([0-9]{{1,7}})$")
 
 
 def project_script(project: Path, path: str) -> str:
@@ -36,9 +37,8 @@ def project_script(project: Path, path: str) -> str:
     parts = path[len("res://") :].split("/") if _SCRIPT.match(path) else [""]
     real = os.path.realpath(project.joinpath(*parts))
     clean = not any(p in ("", ".", "..") for p in parts)
-    if not clean or not real.startswith(os.path.realpath(project) + os.sep):
-        raise InvalidArgument(f"{path[:200]} is not a script of the project")
-    if not os.path.isfile(real):
+    inside = real.startswith(os.path.realpath(project) + os.sep)
+    if not (clean and inside and os.path.isfile(real)):
         raise InvalidArgument(f"{path[:200]} is not a script of the project")
     return path
 

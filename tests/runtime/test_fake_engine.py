@@ -483,83 +483,61 @@ def engine_processes(folder: Path) -> list[int]:
     return found
 
 
-async def test_a_graceful_shutdown_ends_a_check_still_running(tmp_path: Path) -> None:
-    """A check whose engine never finishes answers at shutdown, leaves no process and no
-    scratch, and a check asked for after it is refused."""
-    from godot_mcp.errors import Unavailable
-
-    project = make_project(tmp_path / "project")
-    (project / "hang.gd").write_text("HANG\n")
-    before = {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()}
-    engine = tmp_path / "engine"
-    settings = Settings(
-        tmp_path / "state", str(fake_godot.script(engine)), str(engine / "fake-godot"), Limits()
-    )
-    answers: list[str] = []
-
-    async def check(app: Any) -> None:
-        try:
-            await app.deps.checks.run(None)
-        except Unavailable as exc:
-            answers.append(exc.message)
-
-    with anyio.fail_after(60):
-        async with anyio.create_task_group() as tg, open_app(settings, project, "stdio") as app:
-            tg.start_soon(check, app)
-            while not engine_processes(engine):
-                await anyio.sleep(0.05)
-            checks = app.deps.checks
-        assert answers == ["the server is shutting down"]
-        assert engine_processes(engine) == []
-        assert list((tmp_path / "state" / "scratch" / "checks").iterdir()) == []
-        with pytest.raises(Unavailable, match="shutting down"):
-            await checks.run(None)
-    assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == before
+# What hangs for each headless service, and how it is asked for: a check of a file the fake
+# engine never finishes loading, a test run whose one test never ends.
+HANGING = {
+    "check": {"hang.gd": "HANG\n"},
+    "test": {
+        "addons/gut/gut_cmdln.gd": "# the fake engine is the runner\n",
+        "test/test_stuck.gd": "func test_stuck():\n\tHANG\n",
+    },
+}
 
 
-async def test_a_graceful_shutdown_ends_a_test_run_still_running(tmp_path: Path) -> None:
-    """A test run whose runner never finishes answers at shutdown, leaves no process and no
-    copy, and a run asked for after it is refused."""
+@pytest.mark.parametrize("work", sorted(HANGING))
+async def test_a_graceful_shutdown_ends_headless_work_still_running(
+    tmp_path: Path, work: str
+) -> None:
+    """A check or test run whose engine never finishes answers at shutdown, leaves no process
+    and no scratch, and one asked for after it is refused; the project is as it was."""
     from godot_mcp.errors import Unavailable
     from godot_mcp.store.values import Caller
 
     project = make_project(tmp_path / "project")
-    (project / "addons" / "gut").mkdir(parents=True)
-    (project / "addons" / "gut" / "gut_cmdln.gd").write_text("# the fake engine is the runner\n")
-    (project / "test").mkdir()
-    (project / "test" / "test_stuck.gd").write_text("func test_stuck():\n\tHANG\n")
+    for rel, text in HANGING[work].items():
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text(text)
+    before = {p: p.read_bytes() if p.is_file() else None for p in project.rglob("*")}
     engine = tmp_path / "engine"
     settings = Settings(
         tmp_path / "state", str(fake_godot.script(engine)), str(engine / "fake-godot"), Limits()
     )
-    answers: list[str] = []
     caller = Caller("local", None, None, 0)  # never reached: nothing is registered
 
-    async def run(app: Any) -> None:
+    def ask(app: Any) -> Any:
+        if work == "check":
+            return app.deps.checks.run(None)
+        return app.deps.tests.run(caller, 0, ["res://test"], "auto", 300)
+
+    answers: list[str] = []
+
+    async def start(app: Any) -> None:
         try:
-            await app.deps.tests.run(caller, 0, ["res://test"], "auto", 300)
+            await ask(app)
         except Unavailable as exc:
             answers.append(exc.message)
 
     with anyio.fail_after(60):
         async with anyio.create_task_group() as tg, open_app(settings, project, "stdio") as app:
-            tg.start_soon(run, app)
+            tg.start_soon(start, app)
             while not engine_processes(engine):
                 await anyio.sleep(0.05)
-            tests = app.deps.tests
         assert answers == ["the server is shutting down"]
         assert engine_processes(engine) == []
         assert list((tmp_path / "state" / "scratch" / "checks").iterdir()) == []
         with pytest.raises(Unavailable, match="shutting down"):
-            await tests.run(caller, 0, None, "auto", 300)
-    assert sorted(p.name for p in project.rglob("*")) == [
-        "addons",
-        "gut",
-        "gut_cmdln.gd",
-        "project.godot",
-        "test",
-        "test_stuck.gd",
-    ]
+            await ask(app)
+    assert {p: p.read_bytes() if p.is_file() else None for p in project.rglob("*")} == before
 
 
 async def test_the_class_reference_is_dumped_once_and_looked_up(tmp_path: Path) -> None:
