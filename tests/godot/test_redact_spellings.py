@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.process.redact import Scrubber, private_roots
+from godot_mcp.godot.process.redact import Scrubber, printable, private_roots
 
 STATE = "/srv/godot/state"
 SCRATCH = f"{STATE}/scratch/games/123-456"
@@ -172,3 +172,28 @@ def test_a_home_dir_is_said_as_a_tilde_but_root_s_home_names_no_one() -> None:
     assert Scrubber.for_run([], home="/home/ann")(line) == "no node at /root/Main/X; saved ~/x.png"
     assert Scrubber.for_run([], home="/root")(line) == line
     assert Scrubber.for_run([], home="/root/")(line) == line
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("forged error \x1b]0;pwned\x07\x1b[2J", "forged error "),  # a title change, a clear
+        ("\x1b[31mtick\x1b[0m", "tick"),
+        ("a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\b", "alinkb"),  # a hyperlink's OSC 8
+        ("two\nlines\tand a tab", "two\nlines\tand a tab"),  # a value's own lines are data
+        ("bell\x07 nul\x00 cr\r del\x7f c1\x9b", "bell nul cr del c1"),
+        ("\u202eevil\u2066x\u200b", "evilx"),  # direction marks and zero-width characters
+        ("plain", "plain"),
+    ],
+)
+def test_a_game_text_loses_escapes_controls_and_direction_marks(given: str, expected: str):
+    assert printable(given) == expected
+
+
+def test_a_game_text_and_a_game_value_are_printable_and_scrubbed():
+    scrub = Scrubber([("/srv/state", "<state>")], secrets=[])
+    assert scrub.game("\x1b[2J/srv/state/x\x07") == "<state>/x"
+    # an escape between the parts of a path hides nothing: it is removed before scrubbing
+    assert scrub.game("/srv/\x1b[0mstate/y") == "<state>/y"
+    value = {"k\x1b[1m": ["/srv/state", 1, 2.5, None, True, {"n": "a\nb\x1b]0;t\x07"}]}
+    assert scrub.game_json(value) == {"k": ["<state>", 1, 2.5, None, True, {"n": "a\nb"}]}

@@ -9,6 +9,12 @@ ends in ``/`` is replaced with no boundary check (the project's ``dir/`` becomin
 The values of the server's secret-looking environment variables (tokens, passwords, the
 password in a database URL; :mod:`environment`) become ``<secret>`` wherever they appear.
 
+Every text a game or a project's code controls (a log line, a debugger's error and function
+names, variables' names and values, profile rows, node values, test names and messages) passes
+:meth:`Scrubber.game` (or :meth:`Scrubber.game_json` for a JSON value): :func:`printable`, then
+the scrubber. A terminal escape or a direction mark is nothing an agent can use, and a client
+that shows the text to a person would act on it.
+
 A path is found however it is spelled: with ``//``, ``/./`` or ``x/../`` between its
 components (the spellings that normalise to it), and percent-encoded, wholly or in part, in
 either case, once or twice (``%2Fsrv%2fstate``, ``/srv%252Fstate``). Only the spelling found
@@ -33,9 +39,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from godot_mcp.godot.process.engine_lines import without_escapes
 from godot_mcp.godot.process.environment import secret_values
 
-__all__ = ["PathPair", "Scrubber", "as_res", "private_roots"]
+__all__ = ["PathPair", "Scrubber", "as_res", "printable", "private_roots"]
 
 PathPair = tuple[Path | str, str]
 _BOUNDARY = r"(?![A-Za-z0-9._-])"
@@ -58,6 +65,17 @@ _ODD = re.compile(r"%[0-9A-Fa-f]{2}|/\.\.?(?:/|%)|(?<!:)//")
 # A path-like token of such a text: from a slash (plain or encoded) up to white space or a
 # quote; normalised whole, whatever depth of ".." or run of slashes it holds.
 _TOKEN = re.compile(r"(?:/|%(?:25)?2[fF])[^\s\"'<>`]*")
+
+
+# What a terminal or a bidirectional text would act on once escape sequences are gone: C0 and
+# C1 controls but tab and newline, zero-width characters and direction marks.
+_UNSEEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal escape sequences, control characters (tab and newline are
+    kept: a value's own lines are data) and direction marks."""
+    return _UNSEEN.sub("", without_escapes(text))
 
 
 def _hex_digit(d: str) -> str:
@@ -143,6 +161,22 @@ class Scrubber:
             return [self.json(v) for v in value]
         if isinstance(value, dict):
             return {self(k): self.json(v) for k, v in value.items()}
+        return value
+
+    def game(self, text: str) -> str:
+        """A text the game or the project's code controls, as a client gets it: printable
+        (:func:`printable`) and scrubbed."""
+        return self(printable(text))
+
+    def game_json(self, value: Any) -> Any:
+        """A JSON value from the game with every string in it (object keys too) as
+        :meth:`game` makes it."""
+        if isinstance(value, str):
+            return self.game(value)
+        if isinstance(value, list):
+            return [self.game_json(v) for v in value]
+        if isinstance(value, dict):
+            return {self.game(k): self.game_json(v) for k, v in value.items()}
         return value
 
     def __call__(self, text: str) -> str:

@@ -37,11 +37,11 @@ from godot_mcp.errors import Failed, Timeout
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.engine_lines import is_startup
 from godot_mcp.godot.process.output import PipeLines
-from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
+from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res, printable
 from godot_mcp.godot.process.run import CannotStart, GodotRun, on_copy, stop_run
 from godot_mcp.godot.project import tree
 from godot_mcp.godot.testrun.detect import NAMES
-from godot_mcp.godot.testrun.junit import MAX_REPORT, unseen_removed
+from godot_mcp.godot.testrun.junit import MAX_REPORT
 from godot_mcp.godot.testrun.runner import Invocation, TestCount
 
 __all__ = ["TAIL_LINES", "Ran", "TestJob", "TestRunFailed", "TestRunTimeout"]
@@ -157,7 +157,7 @@ class TestJob:
                 for line in lines:
                     self.count.see(line)
                     if line.strip() and not is_startup(line):
-                        self.tail.append(unseen_removed(line)[:MAX_TAIL_LINE])
+                        self.tail.append(printable(line)[:MAX_TAIL_LINE])
                 if self.count.broken is not None and broken_at is None:
                     broken_at = time.monotonic()
                 if progress is not None:

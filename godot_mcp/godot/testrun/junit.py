@@ -29,6 +29,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from godot_mcp.godot.process.redact import printable
+
 __all__ = [
     "MAX_CASES",
     "MAX_REPORT",
@@ -52,8 +54,6 @@ _XML_DECLARATION = re.compile(r"^\ufeff?\s*<\?xml[^>]{0,200}\?>")
 _OPEN = re.compile(r"<(failure|error|skipped)\b")
 _LINE = re.compile(r"\bat line (\d{1,9})\b")
 _RES_LINE = re.compile(r"(res://[^\s:()\"']{1,1000}\.(?:gd|cs)):(-?\d{1,9})\b")
-# What a terminal or a bidirectional text would act on: C0 and C1 controls, direction marks
-_UNSEEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _REFERENCE = re.compile(r"&#(0*[0-9]{1,7}|[xX]0*[0-9a-fA-F]{1,6});")
 _CUT = re.compile(r"[\s<>\"']")  # where a long line of an unreadable report is cut
 
@@ -99,11 +99,6 @@ class ReadReport:
     why: str | None = None
 
 
-def unseen_removed(text: str) -> str:
-    """``text`` without control characters and direction marks."""
-    return _UNSEEN.sub("", text)
-
-
 def read_report(data: bytes, redact: Callable[[str], str] = str) -> ReadReport:
     """The report in ``data``, with every text ``redact``-ed (blocking; use a thread)."""
     if len(data) > MAX_REPORT:
@@ -146,7 +141,7 @@ def _parse(data: bytes) -> ET.Element:
     except ET.ParseError as exc:
         raise ReportRefused(f"the report is not XML: {exc}") from None
     if root.tag not in ("testsuite", "testsuites"):
-        tag = unseen_removed(str(root.tag))[:40]
+        tag = printable(str(root.tag))[:40]
         raise ReportRefused(f"the report's root is a {tag!r} element, not testsuites")
     return root
 
@@ -197,7 +192,7 @@ def _res(name: str) -> str | None:
 
 
 def _name(text: str) -> str:
-    return unseen_removed(text)[:MAX_NAME]
+    return printable(text)[:MAX_NAME]
 
 
 def _case(suite: str, el: ET.Element) -> Case:
@@ -210,7 +205,7 @@ def _case(suite: str, el: ET.Element) -> Case:
             continue
         attribute = found.get("message", "")
         text = ((found.text or "") or attribute).strip()
-        message = unseen_removed(re.sub(r"\s+", " ", text[: 4 * MAX_MESSAGE]))[:MAX_MESSAGE]
+        message = printable(re.sub(r"\s+", " ", text[: 4 * MAX_MESSAGE]))[:MAX_MESSAGE]
         line = None
         # GUT: "… at line N" in the body; gdUnit4: message="FAILED: res://x.gd:N"
         at = _RES_LINE.search(attribute) or _RES_LINE.search(text)

@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from godot_mcp.godot.process.engine_lines import SCRIPT_PARSE_ERROR, script_place
+from godot_mcp.godot.process.redact import printable
 from godot_mcp.godot.project import tree
 from godot_mcp.godot.testrun.detect import ADDONS, RUNNERS
-from godot_mcp.godot.testrun.junit import unseen_removed
 
 __all__ = [
     "GDUNIT_ROOT",
@@ -218,7 +218,7 @@ class TestCount:
     _parse_error: str | None = None  # a parse error waiting for the line naming its place
 
     def see(self, line: str) -> None:
-        line = unseen_removed(line)
+        line = printable(line)
         found = (_GUT_TEST if self.framework == "gut" else _GDUNIT_TEST).match(line)
         if found is not None:
             self.started += 1
