@@ -23,10 +23,40 @@ exactly one outcome (``godot_mcp.edge.outcomes``)::
 Foreign failures (OSError, the database driver's, botocore's) become these at the boundary
 that meets them, by one table: ``godot_mcp.store.failures``.
 
-Messages are one line and never name a private path.
+Messages are one line and never name a private path; a message quotes at most
+``MAX_QUOTED`` characters of anything a caller sent (:func:`quoted`).
 """
 
 from __future__ import annotations
+
+MAX_QUOTED = 200  # characters of a caller's input a message (or an error's data) repeats
+
+
+def quoted(value: object) -> str:
+    """``value`` as a message repeats it: its first ``MAX_QUOTED`` characters, then ``…``
+    when there were more (a caller may send a 100,000-character name)."""
+    text = str(value)
+    return text if len(text) <= MAX_QUOTED else text[:MAX_QUOTED] + "…"
+
+
+def echoes_cut(message: str, sent: object) -> str:
+    """``message`` (someone else's words: a game's reply) with every string of ``sent`` (what
+    the caller asked, walked as JSON) that it repeats whole cut as :func:`quoted` cuts it."""
+    found: set[str] = set()
+    stack = [sent]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) > MAX_QUOTED:
+                found.add(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    for text in sorted(found, key=len, reverse=True):
+        message = message.replace(text, quoted(text))
+    return message
 
 
 class GodotMcpError(Exception):

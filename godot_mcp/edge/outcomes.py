@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp import MCPError, types
 
-from godot_mcp.errors import GodotMcpError, OutOfRange
+from godot_mcp.errors import MAX_QUOTED, GodotMcpError, OutOfRange
 
 MAX_MESSAGE = 2000
 TOOL_OUTCOMES = (
@@ -97,7 +97,7 @@ def resource_error(uri: str, exc: GodotMcpError | None) -> MCPError:
     one the message and ``data.outcome`` say why, so a person reading a client's log can
     tell an expired artifact from a bad range.
     """
-    data: dict[str, Any] = {"uri": uri, "outcome": "not_found"}
+    data: dict[str, Any] = {"uri": uri[:MAX_QUOTED], "outcome": "not_found"}
     message = "Resource not found"
     if exc is not None:
         if exc.outcome == "permission_denied":

@@ -16,7 +16,7 @@ from godot_mcp.edge.deps import ServerDeps, ToolCall, identify
 from godot_mcp.edge.outcomes import refusal, tool_result
 from godot_mcp.edge.resources import make_handlers
 from godot_mcp.edge.spec import Tool, Tools
-from godot_mcp.errors import GodotMcpError, InvalidArgument
+from godot_mcp.errors import GodotMcpError, InvalidArgument, quoted
 from godot_mcp.store.values import Caller
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
         budget = Budget(limit, ctx.request_id)
         try:
             if tool is None:
-                raise InvalidArgument(f"unknown tool: {params.name[:100]}")
+                raise InvalidArgument(f"unknown tool: {quoted(params.name)}")
             raw = params.arguments
             if raw is not None and not isinstance(raw, dict):
                 raise InvalidArgument("arguments must be an object")

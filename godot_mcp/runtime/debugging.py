@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio.abc
 
-from godot_mcp.errors import InvalidArgument
+from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.godot.debug import Break, Debugger, DebugListener
 from godot_mcp.godot.game import GameSession
 
@@ -39,7 +39,7 @@ def project_script(project: Path, path: str) -> str:
     clean = not any(p in ("", ".", "..") for p in parts)
     inside = real.startswith(os.path.realpath(project) + os.sep)
     if not (clean and inside and os.path.isfile(real)):
-        raise InvalidArgument(f"{path[:200]} is not a script of the project")
+        raise InvalidArgument(f"{quoted(path)} is not a script of the project")
     return path
 
 
@@ -50,7 +50,7 @@ def parse_breakpoints(project: Path, items: Iterable[str]) -> dict[str, set[int]
     for item in items:
         match = _BREAKPOINT.match(item) if isinstance(item, str) else None
         if match is None or not 1 <= int(match.group(2)) <= MAX_LINE:
-            raise InvalidArgument(f"a breakpoint is res://path.gd:LINE, not {str(item)[:200]!r}")
+            raise InvalidArgument(f"a breakpoint is res://path.gd:LINE, not {quoted(item)!r}")
         path = project_script(project, match.group(1))
         out.setdefault(path, set()).add(int(match.group(2)))
     return out

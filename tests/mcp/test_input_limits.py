@@ -4,6 +4,7 @@ an optional argument given as null is absent, a required one is refused."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from godot_mcp.app import open_app
 from godot_mcp.config import Settings
 from godot_mcp.edge.server import shipped_tools
 from godot_mcp.edge.spec import Arg, Tool
+from godot_mcp.godot.project.presets import UnknownPreset
 from godot_mcp.store.values import Limits
 from tests.support.projects import make_project
 
@@ -224,3 +226,54 @@ def test_optional_arguments_may_be_null_and_say_so(harness: Harness):
     assert body == {"outcome": "invalid_argument", "message": "session_id is required"}
     body = harness.call("project.api", {"class": None, "member": None})
     assert body == {"outcome": "invalid_argument", "message": "class is required"}
+
+
+def long_strings(schema: dict[str, Any], path: str) -> Iterator[tuple[str, Any]]:
+    """(what, value): ``schema``'s value with one string that may hold more than 200
+    characters at its longest (100,000 where it has no bound), at every depth."""
+    for branch in schema.get("oneOf", []) + schema.get("anyOf", []):
+        shape = branch | _outer(schema)
+        yield from long_strings(shape, path)
+    kind = schema.get("type")
+    if kind == "string" and "enum" not in schema and schema.get("maxLength", 100_000) > 200:
+        size = schema.get("maxLength", 100_000)
+        yield path, "res://" + "Q" * (size - 9) + ".gd"
+    if kind == "array" and "items" in schema:
+        for what, long in long_strings(schema["items"], f"{path}[0]"):
+            yield what, [long]
+    if kind == "object":
+        base = minimal(schema)
+        for key, sub in schema.get("properties", {}).items():
+            for what, long in long_strings(sub, f"{path}.{key}"):
+                yield what, {**base, key: long}
+
+
+LONG = [
+    pytest.param(tool, arg, long, id=f"{tool.name}:{what}")
+    for tool in TOOLS
+    for arg in tool.args
+    for what, long in long_strings(arg.value_schema(), arg.name)
+]
+
+
+@pytest.mark.parametrize(("tool", "arg", "long"), LONG)
+def test_no_answer_repeats_more_than_200_characters_of_what_a_caller_sent(
+    harness: Harness, tool: Tool, arg: Arg, long: Any
+):
+    body = harness.call(tool.name, {**required_args(tool), arg.name: long})
+    assert "Q" * 201 not in json.dumps(body), (tool.name, arg.name, body)
+
+
+def test_the_long_values_reach_the_server_and_the_unknown_names_too(harness: Harness):
+    assert len(LONG) >= 20  # every unbounded or long string of every tool, nested ones too
+    refused = UnknownPreset("Q" * 100_000, ["Linux"])
+    assert refused.message == f"unknown export preset '{'Q' * 200}…'; known presets: 'Linux'"
+    body = harness.call("project.check", {"paths": ["res://" + "Q" * 4000]})
+    assert body == {
+        "outcome": "invalid_argument",
+        "message": "res://" + "Q" * 194 + "… is not a file or folder of the project",
+    }
+    with pytest.raises(Exception) as exc:  # an unknown tool is refused by the client's call
+        body = harness.call("Q" * 100_000, {})
+        raise AssertionError(body["message"])
+    assert "Q" * 201 not in str(exc.value)

@@ -12,6 +12,8 @@ from godot_mcp.errors import (
     NotFound,
     NotYours,
     OutOfRange,
+    echoes_cut,
+    quoted,
 )
 from godot_mcp.store.binding import unknown
 
@@ -83,3 +85,14 @@ def test_runtime_writes_are_on_locally_and_off_over_http_unless_allowed() -> Non
     assert LOCAL.writes and not REMOTE.writes
     assert Disclosure.of("http", allow_runtime_writes=True).writes
     assert Disclosure.of("stdio", allow_runtime_writes=False).writes
+
+
+def test_a_message_repeats_at_most_200_characters_of_each_thing_a_caller_sent() -> None:
+    long, longer = "Q" * 1000, "R" * 5000
+    sent = {"path": "/root/" + long, "values": {longer: 1}, "short": "abc", "n": [long]}
+    message = f"no node at /root/{long}; unknown property {longer} (abc)"
+    assert echoes_cut(message, sent) == (
+        f"no node at /root/{long[:194]}…; unknown property {longer[:200]}… (abc)"
+    )
+    assert echoes_cut("nothing sent is repeated", sent) == "nothing sent is repeated"
+    assert quoted("x" * 200) == "x" * 200 and quoted("x" * 201) == "x" * 200 + "…"

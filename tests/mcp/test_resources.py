@@ -257,3 +257,27 @@ async def test_an_edited_project_godot_is_noticed_on_the_next_request(tmp_path):
             with pytest.raises(MCPError) as exc:
                 await c.read_resource(art["uri"])
             assert exc.value.data["outcome"] == "not_found"
+
+
+async def test_a_long_uri_is_echoed_cut_to_its_first_200_characters_over_both(mcp_env):
+    from tests.support.servers import http_client, stdio_client
+
+    art_id = "A" * 22
+    long_uris = [
+        "godot-mcp://artifacts/" + "B" * 100_000,  # an unknown id
+        f"godot-mcp://artifacts/{art_id}?offset=" + "9" * 100_000,  # a query no read admits
+    ]
+    with anyio.fail_after(90):
+        for transport in ("stdio", "http"):
+            cm = (
+                stdio_client(mcp_env.project, mcp_env.state_dir)
+                if transport == "stdio"
+                else http_client(mcp_env.http.url, mcp_env.http.tokens["alice"])
+            )
+            async with cm as c:
+                art = await produce(c, 1000, seed=2)
+                for uri in [*long_uris, art["uri"] + "?length=" + "1" * 100_000]:
+                    with pytest.raises(MCPError) as exc:
+                        await c.read_resource(uri)
+                    assert exc.value.data["uri"] == uri[:200], transport
+                    assert len(exc.value.message) < 200

@@ -391,6 +391,14 @@ async def test_values_of_every_type_round_trip_and_methods_answer(touch):
             assert r.structured_content["outcome"] == "invalid_argument"
             r = await c.call_tool("runtime_node_get", {"session_id": sid, "path": "/root/Nope"})
             assert r.structured_content["outcome"] == "not_found"
+            long = "Q" * 1000  # the game repeats what it was asked; the answer cuts it at 200
+            for tool, args, said in (
+                ("runtime_node_get", {"path": "/root/" + long}, f"no node at /root/{long[:194]}…"),
+                ("runtime_node_set", {"path": "/root/Lab", "values": {long: 1}}, long[:200] + "…"),
+            ):
+                r = await c.call_tool(tool, {"session_id": sid, **args})
+                message = r.structured_content["message"]
+                assert said in message and long[:201] not in message, message
             await ok(c, "runtime.session.stop", {"session_id": sid})
 
 

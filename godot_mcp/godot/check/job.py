@@ -68,7 +68,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout
+from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout, quoted
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.engine_lines import (
     SCRIPT_PARSE_ERROR,
@@ -187,7 +187,7 @@ def select(plan: tree.Plan, paths: Sequence[str] | None) -> list[str]:
                     raise BadPaths(f"{tree.res_path(rel)[:300]} cannot be checked: {why}")
                 chosen_set.add(owner[files[rel]])
             else:
-                raise BadPaths(f"{given[:300]} is not a file or folder of the project")
+                raise BadPaths(f"{quoted(given)} is not a file or folder of the project")
         chosen = sorted(chosen_set)
     scripts = [c for c in chosen if _suffix(c) in SCRIPTS]
     others = [c for c in chosen if _suffix(c) not in SCRIPTS]

@@ -26,7 +26,7 @@ from typing import IO, Any, TypeVar, cast
 
 import anyio
 
-from godot_mcp.errors import GodotMcpError
+from godot_mcp.errors import GodotMcpError, echoes_cut, quoted
 from godot_mcp.godot.game.args import check_game_args
 from godot_mcp.godot.game.bridge import (
     MARK_PREFIX,
@@ -456,7 +456,7 @@ class GameSession:
         field = _VALUES.get(cmd)
         if field is not None and field in args:
             if (path := outside_res(args[field])) is not None:
-                raise GameInvalid(f"an Object path must stay inside res://: {path[:200]}")
+                raise GameInvalid(f"an Object path must stay inside res://: {quoted(path)}")
             args[field] = keep_number_kinds(args[field])
         return await self._call(cmd, timeout, exclusive=False, **args)
 
@@ -564,7 +564,8 @@ class GameSession:
             raise GameTimeout(f"the game did not answer {cmd} within {timeout:g} s")
         if not reply.get("ok"):
             kind = BY_WORD.get(str(reply.get("error") or "failed"), GameFailed)
-            raise kind(self._scrub(str(reply.get("message") or f"{cmd} failed")))
+            message = echoes_cut(str(reply.get("message") or f"{cmd} failed"), args)
+            raise kind(self._scrub(message))
         return reply
 
     async def _bridge_ready(self, timeout: float) -> None:

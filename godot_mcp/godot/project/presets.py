@@ -65,7 +65,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from godot_mcp.errors import InvalidArgument
+from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.godot.project import tree
 
 
@@ -503,7 +503,7 @@ class UnknownPreset(PresetsError):
 
     def __init__(self, name: str, known: list[str]) -> None:
         listed = ", ".join(repr(k) for k in known) or "none"
-        super().__init__(f"unknown export preset {name!r}; known presets: {listed}")
+        super().__init__(f"unknown export preset {quoted(name)!r}; known presets: {listed}")
         self.name = name
         self.known = known
 

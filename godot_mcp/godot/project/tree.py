@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from godot_mcp.errors import InvalidArgument
+from godot_mcp.errors import InvalidArgument, quoted
 
 __all__ = [
     "MAX_ENTRIES",
@@ -127,12 +127,12 @@ def relative(given: str) -> str:
     """``res://a/b/`` as ``a/b`` (``res://`` as ``""``); ``ValueError`` saying why for anything
     that is not a plain project path (another scheme, ``..``, empty parts, a NUL)."""
     if not isinstance(given, str) or not given.startswith("res://"):
-        raise ValueError(f"{str(given)[:200]!r} is not a res:// path")
+        raise ValueError(f"{quoted(given)!r} is not a res:// path")
     rel = given[len("res://") :]
     rel = rel[:-1] if rel.endswith("/") else rel
     parts = rel.split("/") if rel else []
     if any(p in ("", ".", "..") for p in parts) or "\\" in rel or "\0" in rel:
-        raise ValueError(f"{given[:200]!r} is not a plain res:// path")
+        raise ValueError(f"{quoted(given)!r} is not a plain res:// path")
     return rel
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from godot_mcp.errors import InvalidArgument
+from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.godot.project import tree
 from godot_mcp.godot.testrun.runner import Selection, refuse_path
 
@@ -41,7 +41,7 @@ def select(plan: tree.Plan, paths: Sequence[str] | None, framework: str) -> Sele
                 raise BadTestPath(f"{tree.res_path(rel)[:300]} is not a test script ({kinds})")
             chosen_files.append(tree.res_path(rel))
         else:
-            raise BadTestPath(f"{given[:300]} is not a file or folder of the project")
+            raise BadTestPath(f"{quoted(given)} is not a file or folder of the project")
     for path in chosen_folders + chosen_files:
         why = refuse_path(framework, path)
         if why is not None:
@@ -56,5 +56,5 @@ def _relative(given: str) -> str:
     except ValueError as exc:
         raise BadTestPath(str(exc)) from None
     if not rel.isprintable():
-        raise BadTestPath(f"{given[:200]!r} holds control characters")
+        raise BadTestPath(f"{quoted(given)!r} holds control characters")
     return rel
