@@ -4,11 +4,13 @@
 ``structuredContent``, its JSON text mirror (escaped a second time inside a string), image
 blocks and the envelope. :class:`Budget` is the only place that knows it:
 
-* :meth:`Budget.wire_size` dumps a ``CallToolResult`` as the SDK does (``model_dump(by_alias,
-  mode="json", exclude_none)`` wrapped in a ``JSONRPCResponse`` with the request's own id,
-  ``model_dump_json(by_alias, exclude_unset)``); :data:`RESERVE` holds what a transport adds
-  around it (stdio's newline; HTTP's ``event: message`` / ``data:`` / ``id:`` framing) and what
-  newer protocol versions stamp on a result.
+* :meth:`Budget.wire_size` is the message exactly as sent: the ``CallToolResult`` dumped as the
+  SDK does (``model_dump(by_alias, mode="json", exclude_none)`` wrapped in a
+  ``JSONRPCResponse`` with the request's own id, ``model_dump_json(by_alias, exclude_unset)``),
+  with what the SDK stamps on a result of a 2026-era protocol version (``resultType`` and the
+  ``serverInfo`` ``_meta``; :class:`Framing`) and what the transport writes around it: stdio's
+  newline, or the SSE event's ``event: message`` and ``data:`` lines and blank line (the HTTP
+  server keeps no event store, so its events carry no ``id:`` line).
 * Lists shrink first (:meth:`Budget.fit_list`, :meth:`Budget.taker`): each item is costed once
   (its JSON, plus that JSON escaped again for the mirror), the answer is built once, measured
   exactly, and stepped down when the estimate was short.
@@ -23,10 +25,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonschema import Draft202012Validator
 from mcp import types
+from mcp_types import SERVER_INFO_META_KEY
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from godot_mcp.edge.outcomes import tool_result
 from godot_mcp.edge.spec import REFUSAL_SCHEMA
@@ -35,10 +42,8 @@ if TYPE_CHECKING:
     from godot_mcp.edge.deps import ToolCall
 
 T = TypeVar("T")
-RESERVE = 512
-"""Bytes kept for what is added around the measured message: SSE framing (``event: message``,
-``data: ``, an event ``id:`` line, the blank line), stdio's newline, the ``serverInfo`` stamp
-and ``resultType`` of 2026-era protocol versions."""
+STDIO_FRAMING = len(b"\n")  # a message is one line
+SSE_FRAMING = len(b"event: message\r\ndata: ") + len(b"\r\n\r\n")  # one event, no id line
 CAPTURE_REST = 2048
 """Bytes of a capture's answer besides its image's base64: envelope, artifact, link, mirror."""
 ASSUMED_ID = "x" * 64  # a request id as long as a client's would be, for budgets made ahead
@@ -77,26 +82,68 @@ def marker(size: int) -> dict[str, Any]:
     return {"type": "truncated", "bytes": size}
 
 
+@dataclass(frozen=True)
+class Framing:
+    """How one request's result goes out: shaped by the SDK for the connection's protocol
+    ``version`` (the fields that version does not know dropped, ``resultType`` among them
+    before 2026; on a 2026-era version the ``serverInfo`` stamp added), then framed by the
+    ``transport`` (its bytes around the message). :meth:`widest` is for budgets made before
+    a request is known (a capture's preview)."""
+
+    transport: int = STDIO_FRAMING
+    version: str | None = None  # None: the result as dumped, nothing dropped or stamped
+    server_info: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, transport: str, version: str, server_info: Mapping[str, Any]) -> Framing:
+        return cls(SSE_FRAMING if transport == "http" else STDIO_FRAMING, version, server_info)
+
+    @classmethod
+    def widest(cls, server_info: Mapping[str, Any]) -> Framing:
+        return cls.of("http", MODERN_PROTOCOL_VERSIONS[-1], server_info)
+
+    def shaped(self, dumped: dict[str, Any]) -> dict[str, Any]:
+        """``dumped`` as the SDK sends it on this connection (``mcp`` server runner's
+        ``_serialize``; no cache hint is set for ``tools/call``)."""
+        if self.version is None:
+            return dumped
+        try:
+            dumped = serialize_server_result("tools/call", self.version, dumped)
+        except (ValueError, KeyError, ValidationError):
+            return dumped  # the SDK refuses it too; measured as dumped
+        if self.version in MODERN_PROTOCOL_VERSIONS:
+            dumped.setdefault("resultType", "complete")
+            meta = dumped.get("_meta") or {}
+            dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: dict(self.server_info)}
+        return dumped
+
+
 class Budget:
     """The bytes one tool answer may take as sent, for one request."""
 
-    def __init__(self, limit: int, request_id: str | int | None = None) -> None:
+    def __init__(
+        self, limit: int, request_id: str | int | None = None, framing: Framing | None = None
+    ) -> None:
         self.limit = limit
         self.request_id: str | int = ASSUMED_ID if request_id is None else request_id
-        self.room = limit - RESERVE  # what the measured message may take
+        self.framing = framing or Framing()
+        self.room = limit  # what the message may take as sent
 
     @classmethod
     def of(cls, call: ToolCall) -> Budget:
-        """The budget of a tool call: its server's ``max_output_bytes``, its request id."""
-        return cls(call.deps.limits.max_output_bytes, call.ctx.request_id)
+        """The budget of a tool call: the one the server made for its request."""
+        return call.budget
 
     # -- measuring -----------------------------------------------------------------------
 
     def wire_size(self, result: types.CallToolResult) -> int:
-        """The exact bytes of ``result`` as the SDK writes it (without :data:`RESERVE`)."""
+        """The exact bytes of ``result`` as sent: the message the SDK writes, its stamp and
+        the transport's framing included."""
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        dumped = self.framing.shaped(dumped)
         message = types.JSONRPCResponse(jsonrpc="2.0", id=self.request_id, result=dumped)
-        return len(message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8"))
+        body = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+        return len(body) + self.framing.transport
 
     def fits(self, result: types.CallToolResult) -> bool:
         return self.wire_size(result) <= self.room
@@ -191,7 +238,7 @@ class Budget:
             {
                 "outcome": "too_large",
                 "message": f"the answer would be {first} bytes as sent, over max_output_bytes "
-                f"({self.limit}); ask for less",
+                f"({self.limit} bytes as sent); ask for less",
             }
         )
 

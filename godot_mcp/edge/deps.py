@@ -17,6 +17,7 @@ from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, Limits
 
 if TYPE_CHECKING:
+    from godot_mcp.edge.budget import Budget
     from godot_mcp.edge.spec import NameStyle, Tools
     from godot_mcp.runtime.api import ApiService
     from godot_mcp.runtime.checks import CheckService
@@ -89,6 +90,7 @@ class ToolCall:
     generation: int
     args: dict[str, Any]
     tools: Tools  # the server's tools (server.profile says each one's availability)
+    budget: Budget  # what its answer may take as sent (§4)
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         """Send a progress notification if the call carried a progress token."""

@@ -11,7 +11,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 
 import godot_mcp
-from godot_mcp.edge.budget import Budget
+from godot_mcp.edge.budget import Budget, Framing
 from godot_mcp.edge.deps import ServerDeps, ToolCall, identify
 from godot_mcp.edge.outcomes import refusal, tool_result
 from godot_mcp.edge.resources import make_handlers
@@ -55,7 +55,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
     declared = [t.declaration(deps.names) for t in tools.all]
     ok_shapes = {t.name: t.ok_schema() for t in tools.all}
     limit = deps.limits.max_output_bytes
-    deps.games.preview_budget = lambda: Budget(limit).image_bytes()  # one budget: §4
+    server_info: dict[str, Any] = {}  # what the SDK stamps on 2026-era results, once built
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -66,7 +66,8 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         tool = tools.find(params.name)
-        budget = Budget(limit, ctx.request_id)
+        framing = Framing.of(deps.transport, ctx.protocol_version, server_info)
+        budget = Budget(limit, ctx.request_id, framing)
         try:
             if tool is None:
                 raise InvalidArgument(f"unknown tool: {quoted(params.name)}")
@@ -84,6 +85,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
                 generation=state.generation,
                 args=args,
                 tools=tools,
+                budget=budget,
             )
             result = await tool.handler(call)
             if tool.raw_bytes:  # artifact bytes: bounded by their raw length, as resources/read
@@ -95,7 +97,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
             log.exception("tool %s failed", params.name[:100])
             return tool_result({"outcome": "failed", "message": "internal error"})
 
-    return Server(
+    server = Server(
         "godot-mcp",
         version=godot_mcp.__version__,
         instructions=(
@@ -107,3 +109,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
         on_call_tool=on_call_tool,
         **make_handlers(deps),
     )
+    server_info.update(server.server_info_stamp)
+    # A preview is made before its answer's request is known: it fits the widest framing.
+    deps.games.preview_budget = Budget(limit, None, Framing.widest(server_info)).image_bytes
+    return server

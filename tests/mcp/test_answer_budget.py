@@ -11,7 +11,15 @@ import pytest
 from mcp import types
 
 from godot_mcp.edge import budget as budget_module
-from godot_mcp.edge.budget import RESERVE, Budget, cost, fit_text, marker
+from godot_mcp.edge.budget import (
+    SSE_FRAMING,
+    STDIO_FRAMING,
+    Budget,
+    Framing,
+    cost,
+    fit_text,
+    marker,
+)
 from godot_mcp.edge.outcomes import ok, refusal, tool_result
 from godot_mcp.edge.server import shipped_tools
 from godot_mcp.edge.tools_api import _fit
@@ -38,7 +46,7 @@ def test_wire_size_is_the_message_as_sent_with_its_request_id():
     answer = ok(lines=_lines(3, 100), next_cursor="abc")
     for request_id in (7, "a-long-request-id-" * 10):
         budget = Budget(10_000, request_id)
-        assert budget.wire_size(answer) == len(_sent(answer, request_id))
+        assert budget.wire_size(answer) == len(_sent(answer, request_id)) + STDIO_FRAMING
     # A longer request id leaves less room for the rest of the message.
     short, long_ = Budget(10_000, 1), Budget(10_000, "x" * 500)
     assert long_.wire_size(answer) - short.wire_size(answer) == 501  # 500 and quotes, not 1
@@ -70,9 +78,9 @@ def test_a_page_of_long_lines_fits_exactly_and_is_measured_at_most_three_times(m
     assert len(measured) <= 3  # the empty answer, the answer, at most one step down
     monkeypatch.setattr(Budget, "wire_size", real)
     assert 0 < n < 1000 and answer.structured_content["lines"] == lines[:n]
-    assert len(_sent(answer, 12)) + RESERVE <= limit  # fits, as sent
+    assert len(_sent(answer, 12)) + STDIO_FRAMING <= limit  # fits, as sent
     bigger = ok(lines=lines[: n + 1], next_cursor="c")
-    assert len(_sent(bigger, 12)) + RESERVE > limit  # and one more line would not
+    assert len(_sent(bigger, 12)) + STDIO_FRAMING > limit  # and one more line would not
 
 
 def test_a_short_estimate_steps_down_until_it_fits(monkeypatch):
@@ -127,7 +135,7 @@ def test_a_preview_of_image_bytes_fits_and_a_larger_one_is_dropped_first():
     assert shown.structured_content["outcome"] == "ok"
     assert shown.structured_content["preview"] is None
     assert [b.type for b in shown.content] == ["text", "resource_link"]
-    assert len(_sent(shown, "x" * 64)) + RESERVE <= limit
+    assert len(_sent(shown, "x" * 64)) + STDIO_FRAMING <= limit
     assert json.loads(shown.content[0].text) == shown.structured_content
 
 
@@ -147,7 +155,7 @@ def test_values_the_schema_lets_be_anything_become_markers_then_too_large():
     api = ok(**{"class": "X", "inherits": [], "member": {"description": big}})
     refused = budget.bounded(api, _ok_shape("project.api")).structured_content
     assert refused["outcome"] == "too_large"
-    assert f"over max_output_bytes ({6_000})" in refused["message"]
+    assert f"over max_output_bytes ({6_000} bytes as sent)" in refused["message"]
     # A refusal keeps its outcome and message; its details may be anything: a marker.
     wide = refusal(InvalidArgument("no"), close_names=["n" * 1000] * 50)
     kept = budget.bounded(wide)
@@ -178,10 +186,10 @@ def test_the_members_of_a_class_share_the_budget_and_fit_exactly():
 
     answer = _fit(members, build, budget)
     body = answer.structured_content
-    assert len(_sent(answer, 3)) + RESERVE <= 9_000 and body["truncated"] is True
+    assert len(_sent(answer, 3)) + STDIO_FRAMING <= 9_000 and body["truncated"] is True
     assert body["members"]["properties"] == members["properties"]  # small lists whole
     assert len(body["members"]["methods"]) > 50 and len(body["members"]["constants"]) > 50
-    assert len(_sent(answer, 3)) > 9_000 - RESERVE - 400  # and the room is used
+    assert len(_sent(answer, 3)) > 9_000 - STDIO_FRAMING - 400  # and the room is used
 
 
 def test_artifacts_read_is_bounded_by_its_raw_bytes_not_by_the_message(tmp_path):
@@ -213,3 +221,34 @@ def test_artifacts_read_is_bounded_by_its_raw_bytes_not_by_the_message(tmp_path)
                 assert Budget(limit, 1).wire_size(read) > limit  # its base64: the exception
         finally:
             app_cm.__exit__(None, None, None)
+
+
+def test_each_transport_and_protocol_version_is_measured_as_the_sdk_sends_it():
+    """The framing a transport adds, and the fields a protocol version drops or stamps, are
+    counted exactly: stdio's newline, an SSE event's two lines and blank line; ``resultType``
+    is not sent before 2026, and a 2026-era result carries it with the ``serverInfo`` stamp."""
+    answer = ok(lines=_lines(2, 50))
+    plain = len(_sent(answer, 5))  # as dumped: resultType included
+    info = {"name": "godot-mcp", "version": "9.9.9"}
+    stdio = Budget(4096, 5, Framing.of("stdio", "2025-11-25", info))
+    http = Budget(4096, 5, Framing.of("http", "2025-11-25", info))
+    modern = Budget(4096, 5, Framing.of("http", "2026-07-28", info))
+    result_type = len(',"resultType":"complete"')
+    assert stdio.wire_size(answer) == plain - result_type + 1
+    assert http.wire_size(answer) == plain - result_type + len("event: message\r\ndata: \r\n\r\n")
+    stamp = (
+        len(',"_meta":{"io.modelcontextprotocol/serverInfo":')
+        + len(json.dumps(info, separators=(",", ":")))
+        + 1
+    )
+    assert modern.wire_size(answer) == plain + stamp + SSE_FRAMING
+    # What a refusal compares is what it says: the size as sent, and the limit.
+    tight = Budget(plain - result_type + 1, 5, Framing.of("stdio", "2025-11-25", info))
+    assert tight.bounded(answer) is answer  # fits to the byte
+    tighter = Budget(plain - result_type, 5, Framing.of("stdio", "2025-11-25", info))
+    refused = tighter.bounded(answer).structured_content  # no schema: nothing may be marked
+    assert refused == {
+        "outcome": "too_large",
+        "message": f"the answer would be {plain - result_type + 1} bytes as sent, over "
+        f"max_output_bytes ({plain - result_type} bytes as sent); ask for less",
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,12 +19,14 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import types
 from PIL import Image
 
+from godot_mcp.edge.budget import Budget, Framing
 from godot_mcp.godot.game.log import encode_cursor
 from tests.support import engines
 from tests.support.engines import Engine
-from tests.support.rawmcp import raw_session
+from tests.support.rawmcp import HANDSHAKE, raw_session
 from tests.support.rawstdio import raw_stdio
 from tests.support.servers import make_tokens, start_http
 
@@ -113,10 +116,10 @@ async def wire(transport: str, project: Path, state: Path, limit: int) -> AsyncI
                 response = await session.post("tools/call", {"name": tool, "arguments": args})
                 assert response.status_code == 200, response.status_code
                 assert response.headers["content-type"].startswith("text/event-stream")
-                for event in response.content.split(b"\n\n"):
-                    for row in event.split(b"\n"):
+                for event in response.content.split(b"\r\n\r\n"):
+                    for row in event.split(b"\r\n"):
                         if row.startswith(b"data:") and b'"result"' in row:
-                            sent = len(event) + 2  # the event, its blank line included
+                            sent = len(event) + 4  # the event, its blank line included
                             return sent, json.loads(row[5:])
                 raise AssertionError(response.content[:300])
 
@@ -272,3 +275,39 @@ async def test_every_answer_fits_max_output_bytes_as_sent(
             assert check["truncated"] is (limit == SMALL)
     assert set(sizes) >= {"runtime_log_read", "project_api", "runtime_screenshot_capture"}
     assert {"runtime_debug_variables", "runtime_debug_evaluate"} <= set(sizes)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_answers_are_measured_to_the_byte_and_fit_the_smallest_limit(
+    flood_project: Path, tmp_path: Path, transport: str
+):
+    """At the smallest ``--max-output-bytes`` a screenshot's answer (about 900 bytes) is sent,
+    its preview left out; every answer's size as the server measured it is the size sent, and
+    a refusal names the figure it compared and the limit, both as sent."""
+    limit = 1024
+    async with wire(transport, flood_project, tmp_path / "state", limit) as call:
+
+        async def answer(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+            sent, message = await call(tool, args)
+            framing = Framing.of(transport, HANDSHAKE, {})
+            result = types.CallToolResult.model_validate(message["result"])
+            assert Budget(limit, message["id"], framing).wire_size(result) == sent, tool
+            assert sent <= limit, (tool, sent)
+            return dict(message["result"]["structuredContent"])
+
+        with anyio.fail_after(120):
+            assert (await answer("project_info", {}))["outcome"] == "ok"
+            start = await answer("runtime_session_start", {"scene": "res://flood.tscn"})
+            sid = start["session"]["id"]
+            shot = await answer("runtime_screenshot_capture", {"session_id": sid})
+            assert shot["outcome"] == "ok" and shot["preview"] is None, shot
+            listed = await answer("runtime_session_list", {})
+            assert [s["id"] for s in listed["sessions"]] == [sid]
+            big = await answer("server_profile", {})  # 33 tools' availability: no room
+            said = re.fullmatch(
+                r"the answer would be (\d+) bytes as sent, over max_output_bytes "
+                r"\(1024 bytes as sent\); ask for less",
+                big["message"],
+            )
+            assert big["outcome"] == "too_large" and said and int(said[1]) > limit, big
+            await answer("runtime_session_stop", {"session_id": sid})
