@@ -12,6 +12,10 @@ from typing import Any
 import anyio
 import pytest
 
+from godot_mcp.edge.budget import Budget
+from godot_mcp.edge.tools_debug import MAX_ERROR, _state
+from godot_mcp.godot.debug import Break, Frame
+from godot_mcp.godot.process.redact import Scrubber
 from tests.runtime.test_fake_engine import call, fake_server, ok
 from tests.support import fake_godot
 from tests.support.projects import make_project
@@ -189,3 +193,17 @@ async def test_a_breakpoint_is_exactly_what_it_says(tmp_path: Path, given: str) 
                 "outcome": "invalid_argument",
                 "message": "scene must be a res:// path to a .tscn or .scn file, without '..'",
             }
+
+
+@pytest.mark.parametrize("limit", [1024, 4096, 512 * 1024])
+def test_a_stops_error_is_cut_to_what_an_answer_holds(limit: int) -> None:
+    stack = [Frame("res://a.gd", i + 1, "f", i) for i in range(100)]
+    budget = Budget(limit)
+    answer = _state(Break("error", "e" * 100_000, stack), Scrubber([], secrets=[]), budget)
+    body = answer.structured_content
+    assert budget.fits(answer) and body is not None and body["outcome"] == "ok"
+    assert body["error"] == "e" * len(body["error"])
+    assert 0 < len(body["error"]) <= MAX_ERROR
+    assert (body["depth"], body["truncated"]) == (100, len(body["stack"]) < 100)
+    if limit > 4096:
+        assert (len(body["error"]), len(body["stack"])) == (MAX_ERROR, 100)
