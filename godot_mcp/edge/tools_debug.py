@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mcp import types
 
+from godot_mcp.edge.budget import Budget, cost, fit_text
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.spec import BOOLEAN, INTEGER, STRING, Arg, Tool
@@ -34,6 +36,8 @@ from godot_mcp.runtime.reloading import MAX_PATHS, reload_scripts
 
 ACTIONS = ("continue", "step", "next", "out", "break")
 REASONS = ("breakpoint", "error", "step", "break")
+MAX_ERROR = 1000  # characters of a stop's error (the engines' are one short line)
+FRAME_FLOOR = 64  # bytes a frame takes in an answer at least (its keys, twice: the mirror)
 
 BREAKPOINT_LIST = {"type": "array", "items": {"type": "string", "maxLength": 1100}}
 FRAME = {
@@ -60,26 +64,41 @@ STATE = {
     "reason": {"enum": list(REASONS)},
     "error": STRING,
     "stack": {"type": "array", "items": FRAME},
+    "depth": INTEGER,
+    "truncated": BOOLEAN,
 }
 
 
-def _state(brk: Break | None, scrub: Scrubber) -> dict[str, Any]:
-    """A break as answered; the game's own texts scrubbed as its log is."""
+def _state(brk: Break | None, scrub: Scrubber, budget: Budget) -> types.CallToolResult:
+    """A break as answered: the game's own texts as a client gets them (printable, scrubbed),
+    the stack's innermost frames that fit the answer, ``depth`` the whole stack's."""
     if brk is None:
-        return {"state": "running"}
-    out: dict[str, Any] = {"state": "break", "reason": brk.reason}
+        return ok(state="running")
+    head: dict[str, Any] = {"state": "break", "reason": brk.reason}
+    depth = len(brk.stack)
+
+    def build(kept: Sequence[dict[str, Any]]) -> types.CallToolResult:
+        return ok(**head, stack=list(kept), depth=depth, truncated=len(kept) < depth)
+
     if brk.error is not None:
-        out["error"] = scrub(brk.error)
-    stack = [{"path": f.path, "line": f.line, "function": f.function} for f in brk.stack]
-    out["stack"] = scrub.json(stack)
-    return out
+        error = scrub.game(brk.error)
+        head["error"] = error[:MAX_ERROR]
+        over = budget.wire_size(build([])) - budget.room
+        if over > 0:  # an error longer than an answer: its start
+            head["error"] = fit_text(head["error"], cost(head["error"]) - over)
+    fitting = brk.stack[: budget.room // FRAME_FLOOR + 1]  # at most as many as could fit
+    frames = [
+        scrub.game_json({"path": f.path, "line": f.line, "function": f.function}) for f in fitting
+    ]
+    result, _ = budget.fit_list(frames, build)
+    return result
 
 
 def _not_stopped(managed: Managed, exc: NotStopped) -> Unavailable:
     """Why a debugger call could not be answered: the connection's loss as such, else the
-    break that ended meanwhile; the game's texts scrubbed."""
+    break that ended meanwhile; the game's texts as a client gets them."""
     managed.debugger()  # raises the loss, worded once
-    return Unavailable(managed.game.scrub(str(exc)))
+    return Unavailable(managed.game.scrub.game(str(exc)))
 
 
 def _frame(brk: Break | None, frame: int) -> None:
@@ -126,7 +145,7 @@ async def state(call: ToolCall) -> types.CallToolResult:
     if brk is None and a["wait_seconds"] > 0:
         brk = await debugger.wait_stopped(a["wait_seconds"])
     managed.debugger()  # lost while waiting: said as such
-    return ok(**_state(brk, managed.game.scrub))
+    return _state(brk, managed.game.scrub, Budget.of(call))
 
 
 async def variables(call: ToolCall) -> types.CallToolResult:
@@ -142,8 +161,8 @@ async def variables(call: ToolCall) -> types.CallToolResult:
         raise Timeout("the game did not answer with the frame's variables within 5 s") from None
     scrub = managed.game.scrub
     return ok(
-        locals=scrub.json({k: to_json(v) for k, v in got.locals.items()}),
-        members=scrub.json({k: to_json(v) for k, v in got.members.items()}),
+        locals=scrub.game_json({k: to_json(v) for k, v in got.locals.items()}),
+        members=scrub.game_json({k: to_json(v) for k, v in got.members.items()}),
         truncated=got.truncated,
     )
 
@@ -163,12 +182,12 @@ async def evaluate(call: ToolCall) -> types.CallToolResult:
     except NoSelf as exc:
         raise InvalidArgument(str(exc)) from None
     except EvaluationFailed as exc:
-        raise InvalidArgument(managed.game.scrub(str(exc))[:1000]) from None
+        raise InvalidArgument(managed.game.scrub.game(str(exc))[:1000]) from None
     except NotStopped as exc:
         raise _not_stopped(managed, exc) from None
     except TimeoutError:
         raise Timeout("the game did not answer the evaluation within 5 s") from None
-    return ok(value=managed.game.scrub.json(to_json(value)))
+    return ok(value=managed.game.scrub.game_json(to_json(value)))
 
 
 async def control(call: ToolCall) -> types.CallToolResult:
@@ -193,7 +212,7 @@ async def control(call: ToolCall) -> types.CallToolResult:
     if brk is None:
         seconds = f"{a['timeout_seconds']:g}"
         raise Timeout(f"the game did not stop within {seconds} s", state="running")
-    return ok(**_state(brk, managed.game.scrub))
+    return _state(brk, managed.game.scrub, Budget.of(call))
 
 
 async def profile(call: ToolCall) -> types.CallToolResult:
@@ -205,21 +224,27 @@ async def profile(call: ToolCall) -> types.CallToolResult:
         got = await debugger.profile(a["seconds"])
     except NotStopped:
         if debugger.stopped is not None:
-            raise stopped_error(scrub(debugger.stopped.where)) from None
+            raise stopped_error(scrub.game(debugger.stopped.where)) from None
         managed.debugger()  # lost: said as such
         raise
-    functions = [
+    rows = [
         {
-            "function": scrub(m.function),
-            "path": scrub(m.path),
+            "function": scrub.game(m.function),
+            "path": scrub.game(m.path),
             "line": m.line,
             "calls": m.calls,
-            "self_ms": round(m.self_s * 1000, 3),
-            "total_ms": round(m.total_s * 1000, 3),
+            "self_ms": m.self_ms,
+            "total_ms": m.total_ms,
         }
-        for m in got.functions()[: a["max_functions"]]
+        for m in got.functions[: a["max_functions"]]
     ]
-    return ok(frames=got.frames, functions=functions)
+
+    def build(kept: Sequence[dict[str, Any]]) -> types.CallToolResult:
+        truncated = len(kept) < len(got.functions)
+        return ok(frames=got.frames, functions=list(kept), dropped=got.dropped, truncated=truncated)
+
+    result, _ = Budget.of(call).fit_list(rows, build)
+    return result
 
 
 async def reload(call: ToolCall) -> types.CallToolResult:
@@ -269,7 +294,8 @@ TOOLS = [
         "runtime.debug.state",
         "Where a debugged game is",
         "Whether a debugged game runs or is stopped at a break, and there why (breakpoint, "
-        "error, step, break) and its stack, innermost first; wait_seconds waits for a break.",
+        "error, step, break) and its stack, innermost first (as many frames as fit; depth is "
+        "the whole stack's); wait_seconds waits for a break.",
         state,
         args=(
             SESSION_ID,
@@ -335,7 +361,8 @@ TOOLS = [
         "runtime.profile.capture",
         "Profile a debugged game's scripts",
         "Run the engine's own script profiler for some seconds of a game started with debug: "
-        "the functions it measured with calls, self and total ms, busiest (self) first.",
+        "the functions it measured with calls, self and total ms, busiest (self) first; "
+        "dropped counts those whose figures were no finite numbers.",
         profile,
         args=(
             SESSION_ID,
@@ -345,8 +372,10 @@ TOOLS = [
         answer={
             "frames": INTEGER,
             "functions": {"type": "array", "items": MEASURED},
+            "dropped": INTEGER,
+            "truncated": BOOLEAN,
         },
-        required=("frames", "functions"),
+        required=("frames", "functions", "dropped", "truncated"),
         read_only=True,
         availability=availability_of,
     ),

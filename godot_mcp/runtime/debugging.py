@@ -19,6 +19,7 @@ import anyio.abc
 from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.godot.debug import Break, Debugger, DebugListener
 from godot_mcp.godot.game import GameSession
+from godot_mcp.godot.process.redact import printable
 
 __all__ = ["MAX_BREAKPOINTS", "DebugLaunch", "parse_breakpoints", "project_script"]
 
@@ -27,14 +28,14 @@ log = logging.getLogger(__name__)
 MAX_BREAKPOINTS = 100
 MAX_LINE = 1_000_000
 _PATH = r"res://[^\x00-\x1f\\:,%]+\.gd"  # a script path --breakpoints can carry
-_SCRIPT = re.compile(rf"^{_PATH}$")
-_BREAKPOINT = re.compile(rf"^({_PATH}):([0-9]{{1,7}})$")
+_SCRIPT = re.compile(_PATH)
+_BREAKPOINT = re.compile(rf"({_PATH}):([0-9]{{1,7}})")
 
 
 def project_script(project: Path, path: str) -> str:
     """``path`` if it names a script file of the project (a clean ``res://…gd`` path whose file,
     links resolved, is inside it), else ``InvalidArgument`` naming it. Blocking."""
-    parts = path[len("res://") :].split("/") if _SCRIPT.match(path) else [""]
+    parts = path[len("res://") :].split("/") if _SCRIPT.fullmatch(path) else [""]
     real = os.path.realpath(project.joinpath(*parts))
     clean = not any(p in ("", ".", "..") for p in parts)
     inside = real.startswith(os.path.realpath(project) + os.sep)
@@ -48,7 +49,7 @@ def parse_breakpoints(project: Path, items: Iterable[str]) -> dict[str, set[int]
     first that is not a line of a script of the project. Blocking (looks at the files)."""
     out: dict[str, set[int]] = {}
     for item in items:
-        match = _BREAKPOINT.match(item) if isinstance(item, str) else None
+        match = _BREAKPOINT.fullmatch(item) if isinstance(item, str) else None
         if match is None or not 1 <= int(match.group(2)) <= MAX_LINE:
             raise InvalidArgument(f"a breakpoint is res://path.gd:LINE, not {quoted(item)!r}")
         path = project_script(project, match.group(1))
@@ -117,7 +118,8 @@ class DebugLaunch:
             top = brk.stack[0] if brk.stack else None
             function = f"{top.function}: " if top else ""
             source = (top.path, top.line) if top else None
-            game.log.note("stderr", "error", f"SCRIPT ERROR: {function}{brk.error}", source)
+            line = printable(f"SCRIPT ERROR: {function}{brk.error}")
+            game.log.note("stderr", "error", line, source)  # the log scrubs it
 
     async def _read(self, game: GameSession, debugger: Debugger) -> None:
         """Read the connection to its end; a game stopped at a break when it is lost is ended

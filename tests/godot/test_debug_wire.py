@@ -4,6 +4,8 @@ what a hostile game could send instead."""
 from __future__ import annotations
 
 import struct
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +171,11 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def _attached(major: int, sent: bytes) -> Debugger:
-    """A Debugger on a real loopback connection whose other end sends ``sent``, then waits."""
+async def _attached(
+    major: int, sent: bytes, clock: Callable[[], float] = time.monotonic
+) -> Debugger:
+    """A Debugger on a real loopback connection whose other end sends ``sent``, then waits
+    (``clock``: the flood gate's)."""
     import socket
 
     import anyio
@@ -181,7 +186,7 @@ async def _attached(major: int, sent: bytes) -> Debugger:
     stream = await listener.accept()  # type: ignore[attr-defined]
     await listener.aclose()
     peer.sendall(sent)
-    dbg = Debugger(stream, major)
+    dbg = Debugger(stream, major, clock=clock)
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             tg.start_soon(dbg.run)
@@ -210,13 +215,55 @@ def test_the_profilers_messages_give_each_function_its_calls_and_times(major: in
     profile = Profile(major)
     for m in replay(f"godot{major}-profile.bin", major):
         profile.take(m)
-    (busiest,) = profile.functions()  # only _process ran while it was on
+    got = profile.result()
+    (busiest,) = got.functions  # only _process ran while it was on
     line = 11 if major == 3 else 12  # Godot 3 names the func line, Godot 4 its first body line
     assert (busiest.path, busiest.line, busiest.function) == ("res://main.gd", line, "_process")
     assert busiest.calls == (317 if major == 3 else 69)  # the engine's own total
-    assert 0 < busiest.self_s <= busiest.total_s < 0.01
-    assert profile.frames == (317 if major == 3 else 69)
+    assert 0 < busiest.self_ms <= busiest.total_ms < 10
+    assert got.frames == (317 if major == 3 else 69) and got.dropped == 0
     assert profile.signatures[0][2] == "_process"
+
+
+def _frame4(*rows: tuple[object, ...]) -> Message:
+    """A Godot 4 profile frame: no servers, then each (id, calls, self, total, internal)."""
+    values = [v for row in rows for v in row]
+    return Message("servers:profile_frame", [1, 0.0, 0.0, 0.0, 0.0, 0.0, 0, len(values), *values])
+
+
+def test_a_profile_drops_each_function_whose_figures_are_no_finite_numbers() -> None:
+    from godot_mcp.godot.debug.session import MAX_SAFE, Measured, Profile, Profiled
+
+    profile = Profile(4)
+    names = ["plain", "huge", "summed", "nan", "negative", "counted", "most"]
+    for i, name in enumerate(names):
+        profile.take(Message("servers:function_signature", [f"res://a.gd::{i + 1}::{name}", i]))
+    profile.take(Message("servers:function_signature", ["<bridge>::1::theirs", 9]))
+    rows = [
+        (0, 1, 0.001, 0.002, 0.0),
+        (1, 1, 1e306, 1e306, 0.0),  # finite, but not in ms
+        (2, 1, 1e308, 1e308, 0.0),  # finite, but not summed over two frames
+        (3, 1, float("nan"), 0.0, 0.0),
+        (4, -1, 0.0, 0.0, 0.0),
+        (5, MAX_SAFE // 2 + 1, 0.0, 0.0, 0.0),  # past what JSON holds exactly, twice
+        (6, MAX_SAFE // 2, 0.0, 0.0, 0.0),
+        (9, 1, float("inf"), 0.0, 0.0),  # not the project's: neither shown nor counted
+    ]
+    for _ in range(2):
+        profile.take(_frame4(*rows))
+    assert profile.result() == Profiled(
+        frames=2,
+        functions=[
+            Measured("res://a.gd", 1, "plain", 2, 2.0, 4.0),
+            Measured("res://a.gd", 7, "most", MAX_SAFE - 1, 0.0, 0.0),
+        ],
+        dropped=5,
+    )
+    # The engine's own total is taken whole, its figures checked as the frames' are.
+    profile.take(Message("servers:profile_total", _frame4((0, 3, 0.5, 1.0, 0.0)).args))
+    assert profile.result().functions == [Measured("res://a.gd", 1, "plain", 3, 500.0, 1000.0)]
+    profile.take(Message("servers:profile_total", _frame4((0, 3, 1e306, 1.0, 0.0)).args))
+    assert profile.result() == Profiled(2, [], 1)
 
 
 @pytest.mark.parametrize("major", [3, 4])
@@ -253,22 +300,28 @@ def test_a_godot3_message_is_bounded_as_a_whole() -> None:
 def test_a_second_of_more_than_any_engine_sends_is_a_flood() -> None:
     from godot_mcp.godot.debug.session import Flooded, FloodGate
 
-    gate = FloodGate(max_bytes=1000, max_messages=10)
+    now = [100.0]
+    gate = FloodGate(max_bytes=1000, max_messages=10, clock=lambda: now[0])
     for i in range(10):
-        gate.count(90, 1, now=100.0 + i * 0.05)
-    gate.count(0, 0, now=101.2)  # a new second
+        now[0] = 100.0 + i * 0.05
+        gate.count(90, 1)
+    now[0] = 101.2  # a new second
+    gate.count(0, 0)
+    now[0] = 101.3
+    for _ in range(10):
+        gate.count(1, 1)
     with pytest.raises(Flooded, match="more than 10 messages in a second"):
-        for _ in range(11):
-            gate.count(1, 1, now=101.3)
+        gate.count(0, 1)
     with pytest.raises(Flooded, match="more than 1000 bytes in a second"):
-        FloodGate(max_bytes=1000).count(1001, 0, now=5.0)
+        FloodGate(max_bytes=1000, clock=lambda: 5.0).count(1001, 0)
 
 
 @pytest.mark.anyio
 async def test_a_flooding_game_loses_its_debugger() -> None:
     one = encode("output", 3), encode(1, 3), encode(["x", 0], 3)
     message = b"".join(struct.pack("<I", len(p)) + p for p in one)
-    dbg = await _attached(3, message * 25_000)  # far more messages than a second may hold
+    # However slowly they are read, they all come within one second of the gate's clock.
+    dbg = await _attached(3, message * 20_001, clock=lambda: 7.0)
     assert (
         dbg.lost == "the game flooded the debugger connection: more than 20000 messages in a second"
     )

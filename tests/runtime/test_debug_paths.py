@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from godot_mcp.errors import InvalidArgument
+from godot_mcp.godot.game.session import validate_scene
 from godot_mcp.runtime.debugging import engine_list, parse_breakpoints, project_script
 
 
@@ -50,6 +51,14 @@ def test_breakpoints_share_the_rule_and_reach_the_engine_spelled_its_way(tmp_pat
     assert engine_list(points) == "res://a.gd:1,res://a.gd:3,res://sub%20dir/b.gd:12"
     with pytest.raises(InvalidArgument, match=re.escape("res://../out.gd is not a script")):
         parse_breakpoints(root, ["res://../out.gd:3"])
-    for bad in ("res://a.gd", "res://a.gd:0", "res://a.gd:x", 7):
+    bad_ones = ("res://a.gd", "res://a.gd:0", "res://a.gd:x", "res://a.gd:3\n", "res://a.gd\n:3", 7)
+    for bad in bad_ones:
         with pytest.raises(InvalidArgument, match=re.escape("a breakpoint is res://path.gd:LINE")):
             parse_breakpoints(root, [bad])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("scene", ["res://main.tscn\n", "res://main.tscn\r", "res://main.tscn\n "])
+def test_a_scene_is_exactly_what_it_says(scene: str) -> None:
+    with pytest.raises(InvalidArgument, match="scene must be a res:// path"):
+        validate_scene(scene)
+    assert validate_scene("res://main.tscn") == "res://main.tscn"

@@ -32,14 +32,16 @@ def anyio_backend() -> str:
 
 
 @asynccontextmanager
-async def fake_server(tmp_path: Path, writes: bool = True) -> AsyncIterator[Client]:
+async def fake_server(
+    tmp_path: Path, writes: bool = True, max_output_bytes: int = Limits.max_output_bytes
+) -> AsyncIterator[Client]:
     """A server over a fake engine, on a project of our own, reached in process."""
     fake = fake_godot.script(tmp_path / "engine")
     settings = Settings(
         state_dir=tmp_path / "state",
         godot=str(fake),
         godot_headless=str(fake),
-        limits=Limits(),
+        limits=Limits(max_output_bytes=max_output_bytes),
         allow_runtime_writes=writes,
     )
     project = make_project(tmp_path / "project")  # kept when the test wrote one already
@@ -330,6 +332,8 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
                 "state": "break",
                 "reason": "breakpoint",
                 "stack": [{"path": "res://main.gd", "line": 3, "function": "_ready"}],
+                "depth": 1,
+                "truncated": False,
             }
             values = await ok(c, "runtime.debug.variables", sid)
             assert values["locals"] == {"line": 3, "cwd": "<tmp>"}  # scrubbed as the log is
@@ -396,6 +400,7 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
                     "total_ms": 6.0,
                 }
             ]
+            assert (measured["dropped"], measured["truncated"]) == (0, False)
             running = await ok(c, "runtime.scripts.reload", sid)  # through the bridge
             assert running["reloaded"] == ["res://main.gd"]
             not_stopped = await call(c, "runtime.debug.control", {**sid, "action": "step"})

@@ -466,6 +466,33 @@ def _read_var(data: bytes, pos: int = 0) -> tuple[Any, int]:
     raise ValueError(f"the fake reads no type {kind}")
 
 
+DEEP = 40_000  # frames of the stop at res://deep.gd
+RED = "\x1b[31m"
+TITLE = "\x1b]0;pwned\x07\x1b[2J"  # a terminal's title changed, then its screen cleared
+# What the profiler measures a frame (function, calls, total s, self s), and whether the engine's
+# total says so too; chosen by a breakpoint set on res://<name>.gd.
+PROFILES: dict[str, tuple[list[tuple[str, int, float, float]], bool]] = {
+    "plain": ([("res://main.gd::5::_process", 1, 0.002, 0.001)], True),
+    "poisoned_profile": (
+        [
+            ("res://main.gd::5::_process", 1, 0.002, 0.001),
+            (f"res://main.gd::9::{TITLE}huge", 1, 1e306, 1e306),  # infinite in ms
+            ("res://main.gd::12::summed", 1, 1e308, 1e308),  # infinite summed over frames
+            ("res://main.gd::15::nan", 1, float("nan"), float("nan")),
+            (f"res://main.gd::18::{RED}red", 1, 0.004, 0.003),
+        ],
+        False,
+    ),
+    "huge_profile": (
+        [
+            (f"res://main.gd::{i + 1}::f{i:03d}_" + "x" * 895, 1, 2e-5 * (i + 1), 1e-5 * (i + 1))
+            for i in range(600)
+        ],
+        True,
+    ),
+}
+
+
 class FakeDebugger:
     """The game's side of the debugger: stops where asked, steps a line at a time, and holds
     the bridge while it is stopped (as a stopped main loop answers nothing)."""
@@ -480,6 +507,10 @@ class FakeDebugger:
             b.rpartition(":")[0]: int(b.rpartition(":")[2]) for b in breakpoints.split(",") if b
         }
         self.at: tuple[str, int] | None = None
+        self.function = "_ready"  # the innermost frame's
+        self.depth = 1  # frames of a stop: the innermost at ``at``, then res://main.gd:1, 2, …
+        self.locals: list[Any] = []  # besides line and cwd: name, value, name, value…
+        self.profile = "plain"
 
     def send(self, name: str, *args: Any) -> None:
         packets = [name, len(args), *args]
@@ -516,13 +547,21 @@ class FakeDebugger:
         if name == "get_stack_dump":
             frames = []
             if self.at is not None:
-                frames = [{"file": self.at[0], "line": self.at[1], "function": "_ready", "id": 0}]
+                top = {"file": self.at[0], "line": self.at[1], "function": self.function, "id": 0}
+                outer = (
+                    {"file": "res://main.gd", "line": i, "function": "f", "id": i}
+                    for i in range(1, self.depth)
+                )
+                frames = [top, *outer]
             self.send("stack_dump", *frames)
         elif name == "get_stack_frame_vars":
             line = self.at[1] if self.at else 0
             cwd = os.getcwd()  # the game's scratch: a private path, never shown
             members = ["self", ("object", 1174), "speed", 42]
-            self.send("stack_frame_vars", 2, "line", line, "cwd", cwd, 2, *members, 0)
+            count = 2 + len(self.locals) // 2
+            self.send(
+                "stack_frame_vars", count, "line", line, "cwd", cwd, *self.locals, 2, *members, 0
+            )
         elif name in ("next", "step") and self.at is not None:
             path, line = self.at
             self.send("debug_exit")
@@ -534,13 +573,24 @@ class FakeDebugger:
             self.running.clear()
             self.send("debug_enter", True, "Breakpoint")
         elif name == "start_profiling" and self.at is None:
-            self.send("profile_sig", "res://main.gd::5::_process", 0)
+            rows, total = PROFILES[self.profile]
+            for i, (function, _calls, _total, _self) in enumerate(rows):
+                self.send("profile_sig", function, i)
             for frame in range(3):  # frame, its times, script time, D, F, (id, calls, total, self)
+                values = [v for i, row in enumerate(rows) for v in (i, *row[1:])]
                 self.send(
-                    "profile_frame", frame, 0.01, 0.01, 0.0, 0.0166, 0.002, 0, 1, 0, 1, 0.002, 0.001
+                    "profile_frame", frame, 0.01, 0.01, 0.0, 0.0166, 0.002, 0, len(rows), *values
                 )
         elif name == "stop_profiling":
-            self.send("profile_total", 3, 0.03, 0.03, 0.0, 0.0166, 0.006, 0, 1, 0, 3, 0.006, 0.003)
+            rows, total = PROFILES[self.profile]
+            values = [
+                v for i, row in enumerate(rows) for v in (i, row[1] * 3, row[2] * 3, row[3] * 3)
+            ]
+            if not total:  # the engine's total says nothing: the server sums the frames
+                values = []
+            self.send(
+                "profile_total", 3, 0.03, 0.03, 0.0, 0.0166, 0.006, 0, len(values) // 4, *values
+            )
         elif name == "breakpoint" and args[0] == "res://drop.gd":  # the connection ends
             self.sock.close()
             raise SystemExit
@@ -549,6 +599,15 @@ class FakeDebugger:
         elif name == "breakpoint" and args[0] == "res://garbage.gd":  # no Variant at all
             with self.lock:
                 self.sock.sendall(struct.pack("<II", 4, 250))
+        elif name == "breakpoint" and args[0] == "res://deep.gd":  # a stack past any answer
+            self.depth = DEEP
+            self.stop("res://main.gd", 7)
+        elif name == "breakpoint" and args[0] == "res://escapes.gd":  # texts to a terminal
+            self.function = f"{RED}red"
+            self.locals = [f"{RED}name", f"{TITLE}value"]
+            self.stop("res://main.gd", 7, f"forged error {TITLE}")
+        elif name == "breakpoint" and args[0].removesuffix(".gd")[6:] in PROFILES:
+            self.profile = args[0].removesuffix(".gd")[6:]  # what the next profile holds
         elif name == "breakpoint":
             path, line, on = args
             if on:

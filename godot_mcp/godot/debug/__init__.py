@@ -9,8 +9,10 @@ from godot_mcp.godot.debug.session import (
     Debugger,
     EvaluationFailed,
     Frame,
+    Measured,
     NoSelf,
     NotStopped,
+    Profiled,
     Variables,
 )
 from godot_mcp.godot.debug.variant import Malformed, to_json
@@ -23,8 +25,10 @@ __all__ = [
     "EvaluationFailed",
     "Frame",
     "Malformed",
+    "Measured",
     "NoSelf",
     "NotStopped",
+    "Profiled",
     "Variables",
     "to_json",
 ]

@@ -46,6 +46,7 @@ __all__ = [
     "NoSelf",
     "NotStopped",
     "Profile",
+    "Profiled",
     "Variables",
 ]
 
@@ -58,6 +59,7 @@ OFF_LOOP_BYTES = 256 << 10  # a message this large is decoded on a worker thread
 FLOOD_BYTES = 32 << 20  # a second's bytes from one game, at most
 FLOOD_MESSAGES = 20_000  # a second's messages from one game, at most
 MAX_VARIABLES = 200  # of each group a frame answers
+MAX_SAFE = 2**53 - 1  # the largest integer every JSON reader holds exactly
 PROFILED_FUNCTIONS = 512  # the engines' own most (they keep the cheapest when there are more)
 MAX_SKIPS = 500  # steps taken out of the server's own script before the game just runs on
 
@@ -75,14 +77,20 @@ class FloodGate:
     engines' own defaults send at most 2,048 messages a flush, 32,768 characters of output a
     second and 400 errors a second)."""
 
-    def __init__(self, max_bytes: int = FLOOD_BYTES, max_messages: int = FLOOD_MESSAGES) -> None:
+    def __init__(
+        self,
+        max_bytes: int = FLOOD_BYTES,
+        max_messages: int = FLOOD_MESSAGES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.max_bytes, self.max_messages = max_bytes, max_messages
-        self._window = 0.0
+        self._clock = clock
+        self._window = -math.inf
         self._bytes = 0
         self._messages = 0
 
-    def count(self, size: int, messages: int, now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
+    def count(self, size: int, messages: int) -> None:
+        now = self._clock()
         if now - self._window >= 1.0:
             self._window, self._bytes, self._messages = now, 0, 0
         self._bytes += size
@@ -151,7 +159,9 @@ class Debugger:
         breakpoints: dict[str, set[int]] | None = None,
         on_message: Callable[[Message], None] | None = None,
         on_break: Callable[[Break], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock``: the flood gate's seconds."""
         self._stream = stream
         self._raw: socket.socket | None = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         if self._raw is not None:
@@ -184,7 +194,7 @@ class Debugger:
         self._asked: collections.deque[int] = collections.deque()
         self._known: dict[int, Variables] = {}
         self._send_lock = anyio.Lock()
-        self._flood = FloodGate()
+        self._flood = FloodGate(clock=clock)
 
     # --- reading --------------------------------------------------------------------------
 
@@ -352,14 +362,14 @@ class Debugger:
                 )
                 frames.append(
                     Frame(
-                        str(f.get("file", "")), _int(f.get("line")), str(f.get("function", "")), i
+                        str(f.get("file", "")), _line(f.get("line")), str(f.get("function", "")), i
                     )
                 )
         else:
             flat = args[1:] if args else []
             for i in range(len(flat) // 3):
                 path, line, function = flat[3 * i : 3 * i + 3]
-                frames.append(Frame(str(path), _int(line), str(function), i))
+                frames.append(Frame(str(path), _line(line), str(function), i))
         return frames
 
     # --- asking ---------------------------------------------------------------------------
@@ -494,7 +504,7 @@ class Debugger:
             await self.wait_for_change(left)
         return self.stopped if self.stopped is not brk else None
 
-    async def profile(self, seconds: float, timeout: float = 5) -> Profile:
+    async def profile(self, seconds: float, timeout: float = 5) -> Profiled:
         """The engine's script profiler on for ``seconds`` of a running game: what it measured.
         NotStopped (saying where) if the game is or becomes stopped at a break meanwhile; the
         profiler is then stopped when the game resumes (the engines take it only running)."""
@@ -521,7 +531,7 @@ class Debugger:
             with anyio.move_on_after(timeout):
                 while not got and self.lost is None and self.stopped is None:
                     await self._changed.wait()
-            return profile
+            return profile.result()
         finally:
             self._profile = None
             self._waiters["profile_total"].remove(got)
@@ -562,16 +572,37 @@ class Debugger:
             await self._stream.aclose()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Measured:
-    """One function as the profiler measured it (seconds)."""
+    """One function as the profiler measured it, as answered: its figures finite numbers, its
+    times in ms to the µs."""
 
     path: str
     line: int
     function: str
+    calls: int
+    self_ms: float
+    total_ms: float
+
+
+@dataclass(frozen=True)
+class Profiled:
+    """What one profile measured: ``functions`` busiest (self time) first, and how many of
+    the project's functions were ``dropped`` for figures that are no finite numbers."""
+
+    frames: int
+    functions: list[Measured]
+    dropped: int
+
+
+@dataclass
+class _Sum:
+    """One function's figures over the messages that name it (seconds)."""
+
     calls: int = 0
     self_s: float = 0.0
     total_s: float = 0.0
+    broken: bool = False  # a figure was no finite number of its kind
 
 
 class Profile:
@@ -583,46 +614,45 @@ class Profile:
     S servers each with a count of the values that follow, the count of the function values,
     then id, calls, self, total and, since 4.3, internal time each) and
     ``servers:profile_total``. Signatures are ``path::line::function``.
+
+    A game can send these messages itself: a function with a figure that is no finite number
+    (or a count below zero), or one that stops being finite once summed or in ms, or a count
+    past what every JSON reader holds exactly, is dropped and counted, never answered.
     """
 
     def __init__(self, major: int) -> None:
         self.major = major
         self.signatures: dict[int, tuple[str, int, str]] = {}
         self.frames = 0
-        self._sum: dict[int, Measured] = {}
-        self.total: dict[int, Measured] | None = None
+        self._sum: dict[int, _Sum] = {}
+        self.total: dict[int, _Sum] | None = None
 
     def take(self, m: Message) -> bool:
         """Keep ``m`` if it is the profiler's; whether it was."""
         if m.name in ("profile_sig", "servers:function_signature"):
-            if len(m.args) >= 2 and isinstance(m.args[0], str) and isinstance(m.args[1], int):
+            if len(m.args) >= 2 and isinstance(m.args[0], str) and _whole(m.args[1]):
                 self.signatures[m.args[1]] = _signature(m.args[0])
             return True
         if m.name in ("profile_frame", "servers:profile_frame"):
             self.frames += 1
-            for sig, calls, self_s, total_s in self._functions(m.args):
-                into = self._sum.setdefault(sig, Measured("", 0, ""))
-                into.calls += calls
-                into.self_s += self_s
-                into.total_s += total_s
+            _add(self._sum, self._functions(m.args))
             return True
         if m.name in ("profile_total", "servers:profile_total"):
             self.total = {}
-            for sig, calls, self_s, total_s in self._functions(m.args):
-                self.total[sig] = Measured("", 0, "", calls, self_s, total_s)
+            _add(self.total, self._functions(m.args))
             return True
         return False
 
-    def _functions(self, a: list[Any]) -> list[tuple[int, int, float, float]]:
-        """(id, calls, self, total) of each function of one profile message; what does not
-        read as the engine sends it (counts past the message, wrong types) counts for
-        nothing."""
+    def _functions(self, a: list[Any]) -> list[list[Any]]:
+        """[id, calls, self, total] of each function of one profile message, as sent; what
+        does not read as the engine sends it (counts past the message, an id that is no
+        integer) counts for nothing."""
         if self.major < 4:
             d, f = _count(a, 6), _count(a, 7)
             start = 8 + 2 * d
             if d < 0 or f < 0 or start + 4 * f > len(a):
                 return []
-            rows = [(r[0], r[1], r[3], r[2]) for r in _chunks(a[start : start + 4 * f], 4)]
+            rows = [[r[0], r[1], r[3], r[2]] for r in _chunks(a[start : start + 4 * f], 4)]
         else:
             servers, pos = _count(a, 6), 7
             if servers < 0 or servers > len(a):
@@ -639,24 +669,41 @@ class Profile:
                 return []
             found = a[pos + 1 : pos + 1 + count]
             stride = 5 if count % 5 == 0 and _typed(found, 5) else 4
-            rows = [(r[0], r[1], r[2], r[3]) for r in _chunks(found, stride)]
-        return [
-            (sig, calls, float(own), float(total))
-            for sig, calls, own, total in rows
-            if _whole(sig) and _whole(calls) and calls >= 0 and _finite(own) and _finite(total)
-        ]
+            rows = [r[:4] for r in _chunks(found, stride)]
+        return [r for r in rows if _whole(r[0])]
 
-    def functions(self) -> list[Measured]:
-        """Every project function measured, busiest (self time) first."""
+    def result(self) -> Profiled:
+        """The project's functions measured (the engine's total, else the frames summed)."""
         source = self.total if self.total else self._sum
-        out = []
-        for sig, m in source.items():
+        out: list[Measured] = []
+        dropped = 0
+        for sig, got in source.items():
             known = self.signatures.get(sig)
-            if known is None or not project_path(known[0]) or m.calls <= 0:
+            if known is None or not project_path(known[0]):
                 continue
-            out.append(Measured(*known, m.calls, m.self_s, m.total_s))
-        out.sort(key=lambda m: (-m.self_s, -m.total_s, m.path, m.line))
-        return out
+            if got.broken:
+                dropped += 1
+                continue
+            if got.calls <= 0:
+                continue
+            self_ms, total_ms = round(got.self_s * 1000, 3), round(got.total_s * 1000, 3)
+            if not (math.isfinite(self_ms) and math.isfinite(total_ms)) or got.calls > MAX_SAFE:
+                dropped += 1
+                continue
+            out.append(Measured(*known, got.calls, self_ms, total_ms))
+        out.sort(key=lambda m: (-m.self_ms, -m.total_ms, m.path, m.line))
+        return Profiled(self.frames, out, dropped)
+
+
+def _add(into: dict[int, _Sum], rows: list[list[Any]]) -> None:
+    for sig, calls, own, total in rows:
+        got = into.setdefault(sig, _Sum())
+        if not (_whole(calls) and calls >= 0 and _finite(own) and _finite(total)):
+            got.broken = True
+            continue
+        got.calls += calls
+        got.self_s += float(own)
+        got.total_s += float(total)
 
 
 def _signature(text: str) -> tuple[str, int, str]:
@@ -707,6 +754,11 @@ def _count(values: list[Any], at: int) -> int:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _line(value: Any) -> int:
+    """A frame's line as answered: 0 when the game sent none a JSON reader holds exactly."""
+    return value if _whole(value) and 0 <= value <= MAX_SAFE else 0
 
 
 def _godot3_vars(args: list[Any]) -> Variables:

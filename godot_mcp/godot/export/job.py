@@ -101,7 +101,7 @@ from godot_mcp.godot.project.presets import (
 
 RUNNING, SUCCEEDED, FAILED, CANCELLED = "running", "succeeded", "failed", "cancelled"
 VERIFYING = "verifying"  # exited 0, outputs being checked: still "running" to callers
-_ID = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$")  # never "." or ".."
+_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")  # never "." or ".."
 _FLAGS = {
     3: {"pack": ["--export-pack"], "release": ["--export"], "debug": ["--export-debug"]},
     4: {
@@ -230,7 +230,7 @@ class ExportRunner:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
         if not expected or any("/" in n or n in ("", ".", "..") for n in expected):
             raise ValueError("expected must be a non-empty list of plain file names")
-        if not _ID.match(export_id):
+        if not _ID.fullmatch(export_id):
             raise ExportSetupError(f"export id {export_id!r} is not a safe directory name")
         if not (Path(project) / "project.godot").is_file():
             raise ExportSetupError("the project has no project.godot")
@@ -572,7 +572,7 @@ def work_dirs(work_root: Path) -> list[Path]:
     """Every export work dir under ``work_root`` (each named by its export id)."""
     if not work_root.is_dir():
         return []
-    return sorted(p for p in work_root.iterdir() if p.is_dir() and _ID.match(p.name))
+    return sorted(p for p in work_root.iterdir() if p.is_dir() and _ID.fullmatch(p.name))
 
 
 def _write_preset(snapshot: Path, preset: Preset, godot_major: int) -> None:

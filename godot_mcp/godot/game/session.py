@@ -105,7 +105,7 @@ _DEBUGGER_LINES = frozenset({"PROFILING ALRIGHT!", "PROFILING END!"})
 # The commands whose arguments carry §7 values, and the argument that does.
 _VALUES = {"set": "values", "call": "args"}
 _BRIDGES = {3: "bridge3.gd", 4: "bridge4.gd"}
-_SCENE = re.compile(r"^res://[^\x00-\x1f\\]+\.(?:tscn|scn)$")
+_SCENE = re.compile(r"res://[^\x00-\x1f\\]+\.(?:tscn|scn)")
 
 T = TypeVar("T")
 
@@ -117,7 +117,7 @@ def validate_scene(scene: str | None) -> str | None:
     if (
         not isinstance(scene, str)
         or len(scene) > 1024
-        or not _SCENE.match(scene)
+        or not _SCENE.fullmatch(scene)
         or ".." in scene.split("/")
         or "/./" in scene
     ):
