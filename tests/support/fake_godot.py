@@ -362,6 +362,8 @@ class Game:
         result: Any = None
         if cmd.get("method") == "get_name":
             result = str(cmd.get("path")).rsplit("/", 1)[-1]
+        elif cmd.get("method") == "echo":
+            result = (cmd.get("args") or [None])[0]
         elif cmd.get("method") == "explode":
             print("SCRIPT ERROR: explode: it blew up", file=sys.stderr)
             print("   At: res://main.gd:7", file=sys.stderr, flush=True)

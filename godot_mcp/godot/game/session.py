@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
 
@@ -190,7 +191,7 @@ class GameSession:
         # The marks of the calls in flight: each names its call's span and its end of it.
         self._marks: dict[str, tuple[list[int | None], int]] = {}
         self._retired: dict[str, None] = {}  # the last marks used: a late line is hidden too
-        self.log = GameLog(scrub, take=self._take_mark)
+        self.log = GameLog(scrub.game, take=self._take_mark)
         self._pumps = [
             _pump(self.log, name, pipe)
             for name, pipe in (("stdout", child.stdout), ("stderr", child.stderr))
@@ -412,7 +413,13 @@ class GameSession:
     async def tree(self, root: str, depth: int, max_nodes: int) -> Tree:
         """The scene tree below ``root``, ``depth`` levels, at most ``max_nodes`` nodes."""
         reply = await self._command("tree", root=root, depth=depth, max_nodes=max_nodes)
-        return Tree.parse(reply)
+        tree = Tree.parse(reply)
+        scene = tree.current_scene
+        return replace(
+            tree,
+            nodes=self._scrub.game_json(tree.nodes),
+            current_scene=self._scrub.game(scene) if scene is not None else None,
+        )
 
     async def time(self, action: str, frames: int, time_scale: float, timeout: float) -> Clock:
         """Pause, resume, step ``frames`` frames or scale time."""
@@ -426,11 +433,17 @@ class GameSession:
         args: dict[str, Any] = {"path": path}
         if properties:
             args["properties"] = list(properties)
-        return Values.parse(await self._command("get", **args))
+        read = Values.parse(await self._command("get", **args))
+        return replace(
+            read,
+            class_name=self._scrub.game(read.class_name),
+            values=self._scrub.game_json(read.values),
+        )
 
     async def set(self, path: str, values: dict[str, Any]) -> Written:
         """Write a node's properties; each as the node holds it after."""
-        return Written.parse(await self._command("set", path=path, values=values))
+        written = Written.parse(await self._command("set", path=path, values=values))
+        return Written(self._scrub.game_json(written.values))
 
     async def loaded_scripts(self) -> list[str]:
         """The project's scripts the game uses (its nodes' scripts and their bases)."""
@@ -440,7 +453,7 @@ class GameSession:
         """Read ``paths`` again and recompile them in the running game (instances keep their
         members); the paths reloaded. The caller makes sure they parse."""
         reply = await self._command("reload", timeout, paths=list(paths))
-        return Scripts.parse("reload", "reloaded", reply).paths
+        return [self._scrub.game(p) for p in Scripts.parse("reload", "reloaded", reply).paths]
 
     async def perf(self) -> Perf:
         """The engine's performance monitors at one frame."""
@@ -491,7 +504,7 @@ class GameSession:
             while len(self._retired) > _RETIRED_MARKS:
                 self._retired.pop(next(iter(self._retired)))
         begin = span[0] if span[0] is not None else start
-        return reply.result, self._first_error(begin, span[1])
+        return self._scrub.game_json(reply.result), self._first_error(begin, span[1])
 
     async def _synced(self, timeout: float = MARK_WAIT) -> None:
         """Wait (bounded) until every line the game printed to stderr so far is in its log:
@@ -564,7 +577,7 @@ class GameSession:
             raise GameTimeout(f"the game did not answer {cmd} within {timeout:g} s")
         if not reply.get("ok"):
             kind = BY_WORD.get(str(reply.get("error") or "failed"), GameFailed)
-            raise kind(self._scrub(str(reply.get("message") or f"{cmd} failed")))
+            raise kind(self._scrub.game(str(reply.get("message") or f"{cmd} failed")))
         return reply
 
     async def _bridge_ready(self, timeout: float) -> None:
@@ -681,7 +694,9 @@ class GameSession:
 
     async def _attach(self, listener: BridgeListener) -> None:
         conn, hello = await self._race(listener.accept, gated=False)
-        self._conn, self._hello = conn, Hello.parse(hello)
+        said = Hello.parse(hello)
+        engine = self._scrub.game(said.engine) if said.engine is not None else None
+        self._conn, self._hello = conn, replace(said, engine=engine)
         ready = Ready.parse(await self._race(conn.receive_type, "ready", gated=False))
         if not ready.loaded:
             reason = ready.error or "the scene failed to load"
@@ -690,7 +705,7 @@ class GameSession:
             details = details[-3:]
             if details:
                 reason += ": " + one_line("\n".join(details), 300)
-            raise GameFailed(self._scrub(reason))
+            raise GameFailed(self._scrub.game(reason))
         self._ready = ready
         self._state = "running"
 
