@@ -272,7 +272,7 @@ TOOLS = [
                 default=30,
             ),
             Arg("fps", "integer", minimum=MIN_FPS, maximum=MAX_FPS, default=10),
-            _preview_px(1024, "width of the contact sheet shown in the answer"),
+            _preview_px(1024, "long edge of the contact sheet shown in the answer"),
         ),
         answer=_answer_with(_SHEET_PREVIEW),
         required=("artifact", "preview"),

@@ -270,7 +270,7 @@ class GameService:
         preview_px: int = 0,
     ) -> tuple[ArtifactInfo, Preview | None]:
         """An animated PNG of ``frames`` frames at ``fps``, registered as an artifact; with
-        ``preview_px``, a contact sheet of its frames at most that wide."""
+        ``preview_px``, a contact sheet of its frames at most that on its long edge."""
         validate_recording(frames, fps)  # the arguments first, as for every tool
         game = self.get(caller, session_id).game
         sheet = (preview_px, self.preview_bytes) if preview_px > 0 else None
