@@ -61,6 +61,14 @@ from godot_mcp.godot.game.errors import (
 )
 from godot_mcp.godot.game.gate import Gate, stopped_error
 from godot_mcp.godot.game.log import Entry, GameLog
+from godot_mcp.godot.game.pacing import (
+    MAX_RECORD_WAIT,
+    fps_text,
+    frames_written,
+    recording_bound,
+    recording_deadline,
+    recording_rate,
+)
 from godot_mcp.godot.game.preview import Preview, RawFrame, contact_sheet
 from godot_mcp.godot.game.protocol import (
     Applied,
@@ -96,11 +104,11 @@ MODES = ("windowed", "headless")
 MIN_FRAMES, MAX_FRAMES = 2, 300
 MIN_FPS, MAX_FPS = 1, 60
 MAX_RECORD_SECONDS = 30
-MAX_RECORD_WAIT = 50  # seconds a recording may take in wall time, however slow the game
 FPS_SETTLES = 2.5  # seconds after its start before a game's own frame rate means anything
 MIN_SIZE, MAX_SIZE = 16, 8192
 EXIT_WAIT = 2.0
 MARK_WAIT = 2.0  # how long a call's end marker may trail its reply (output the pipe still holds)
+_PROGRESS_S = 0.25  # how often a recording's frames are counted
 _RETIRED_MARKS = 64
 _DEBUGGER_LINES = frozenset({"PROFILING ALRIGHT!", "PROFILING END!"})
 # The commands whose arguments carry §7 values, and the argument that does.
@@ -124,20 +132,6 @@ def validate_scene(scene: str | None) -> str | None:
     ):
         raise GameInvalid("scene must be a res:// path to a .tscn or .scn file, without '..'")
     return scene
-
-
-def recording_bound(frames: int, fps: int, measured: float) -> float:
-    """Seconds a recording may take (§12): its frames at the slower of the asked rate and the
-    game's measured one, plus 5 s; ``invalid_argument`` past ``MAX_RECORD_WAIT`` s."""
-    rate = min(float(fps), measured) if measured > 0 else float(fps)
-    bound = frames / rate + 5
-    if bound > MAX_RECORD_WAIT:
-        raise GameInvalid(
-            f"{frames} frames at {rate:g} fps (the game runs at {measured:g} "
-            f"fps) would take {bound:.0f} s; a recording waits at most {MAX_RECORD_WAIT} s: "
-            "ask for fewer frames"
-        )
-    return bound
 
 
 def validate_recording(frames: int, fps: int) -> None:
@@ -317,28 +311,20 @@ class GameSession:
         sheet: tuple[int, int] | None = None,
     ) -> Capture:
         """``frames`` frames ``1/fps`` s of game time apart, as one looping APNG; with
-        ``sheet`` (width, bytes at most), a contact sheet of them too (``preview.py``)."""
+        ``sheet`` (width, bytes at most), a contact sheet of them too (``preview.py``).
+
+        Bounded as ``pacing.py`` says; ``timeout``: a bound of the caller's instead, which the
+        recording's own rate never extends."""
         validate_recording(frames, fps)
         self._require_capturable()
-        measured = await self._measured_fps()
+        first = cap = timeout if timeout is not None else float(MAX_RECORD_WAIT)
         if timeout is None:
-            timeout = recording_bound(frames, fps, measured)
+            first = recording_bound(frames, fps, await self._measured_fps())
         work = Path(tempfile.mkdtemp(prefix="rec-", dir=self._scratch))
         out = _temp_file(self._scratch, "rec-", ".png")
         paths = [work / f"frame-{i:04d}.png" for i in range(frames)]
         try:
-            try:
-                reply = await self._call("record", timeout, fps=fps, paths=[str(p) for p in paths])
-            except GameTimeout:
-                # The bridge dropped the job as the call was abandoned; say how far it got.
-                got = sum(1 for p in paths if p.exists())
-                rate = await self._measured_fps()
-                raise GameTimeout(
-                    f"the recording got {got} of {frames} frames within {timeout:g} s "
-                    f"(the game runs at {rate:g} fps); nothing was registered",
-                    fps=rate,
-                    frames_captured=got,
-                ) from None
+            reply = await self._paced_record(paths, fps, first, cap)
             infos = frame_reports("record", reply, frames)
             width, height = infos[0].width, infos[0].height
             if any((i.width, i.height) != (width, height) for i in infos):
@@ -376,6 +362,57 @@ class GameSession:
             preview=preview,
             digest=digest,
             root=self._scratch,
+        )
+
+    async def _paced_record(
+        self, paths: Sequence[Path], fps: int, first: float, cap: float
+    ) -> dict[str, Any]:
+        """The bridge's answer to a recording into ``paths``, watched while it runs: given up
+        at ``recording_deadline`` (the bridge drops the job as the call is abandoned) with a
+        timeout saying how far it got and at what rate."""
+        started = time.monotonic()
+        seen: list[float] = []  # when each frame file was first seen
+        outcome: list[dict[str, Any] | BaseException] = []
+
+        async def record() -> None:
+            try:
+                outcome.append(
+                    await self._call("record", cap + 1, fps=fps, paths=[str(p) for p in paths])
+                )
+            except Exception as exc:  # the call's own answer (a failure, the game gone)
+                outcome.append(exc)
+            group.cancel_scope.cancel()
+
+        async def count() -> None:
+            got = await anyio.to_thread.run_sync(
+                frames_written, paths, len(seen), abandon_on_cancel=True
+            )
+            seen.extend([time.monotonic()] * (got - len(seen)))
+
+        async def watch() -> None:
+            while time.monotonic() < recording_deadline(started, seen, len(paths), first, cap):
+                await anyio.sleep(_PROGRESS_S)
+                await count()
+            group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(record)
+            group.start_soon(watch)
+        if outcome:
+            answer = outcome[0]
+            if isinstance(answer, dict):
+                return answer
+            if not isinstance(answer, GameTimeout):
+                raise answer
+        await count()
+        now = time.monotonic()
+        rate = recording_rate(seen, started, now)
+        drew = f"the game drew {fps_text(rate)} fps for it" if seen else "no frame came"
+        raise GameTimeout(
+            f"the recording got {len(seen)} of {len(paths)} frames within {now - started:.0f} s "
+            f"({drew}); nothing was registered",
+            fps=round(rate, 3),
+            frames_captured=len(seen),
         )
 
     async def _measured_fps(self) -> float:
