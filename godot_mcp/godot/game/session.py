@@ -84,6 +84,7 @@ from godot_mcp.godot.game.protocol import (
     Written,
     frame_reports,
 )
+from godot_mcp.godot.game.userdata import DATA_PREFIX
 from godot_mcp.godot.process import engine_lines
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.display import PrivateDisplay
@@ -201,6 +202,7 @@ class GameSession:
         self._capture_lock = anyio.Lock()
         self._attach_error: GameError | None = None  # the bridge's failure after a debug start
         self._attached = anyio.Event()  # the bridge connected (or failed to)
+        self.data_dir: Path | None = None  # its own XDG_DATA_HOME (user://), its runner's
 
     # -- state -----------------------------------------------------------------------------
 
@@ -841,6 +843,7 @@ class GameRunner:
         finally:
             with contextlib.suppress(ValueError):
                 self._sessions.remove(session)
+            await _remove(session.data_dir)
 
     @property
     def xvfb_pid(self) -> int | None:
@@ -907,7 +910,14 @@ class GameRunner:
             except GodotMcpError as exc:  # the display's refusal, as the game's
                 raise game_error(exc, scrub(exc.message)) from None
 
-        listener = await BridgeListener.open()
+        # The game's user:// (its saves, the engine's logs) is its session's own (userdata.py).
+        data = Path(tempfile.mkdtemp(prefix=DATA_PREFIX, dir=self.scratch_dir))
+        env["XDG_DATA_HOME"] = str(data)
+        try:
+            listener = await BridgeListener.open()
+        except BaseException:
+            await _remove(data)
+            raise
         env[SECRET_ENV] = listener.secret
         env[PORT_ENV] = str(listener.port)
         if scene is not None:
@@ -928,8 +938,10 @@ class GameRunner:
             child = run.start()
         except CannotStart as exc:
             await listener.aclose()
+            await _remove(data)
             raise GameUnavailable(exc.message) from None
         session = GameSession(child, mode, self.scratch_dir, scrub)
+        session.data_dir = data
         self._sessions.append(session)
         handed_over = False  # the listener is the background connect's to close
         try:
@@ -966,6 +978,7 @@ class GameRunner:
         await session.stop(timeout=0)
         with contextlib.suppress(ValueError):
             self._sessions.remove(session)
+        await _remove(session.data_dir)
 
     async def _display_env(self) -> dict[str, str]:
         if self.install.display:
@@ -986,6 +999,8 @@ class GameRunner:
             async with anyio.create_task_group() as group:
                 for session in self._sessions:
                     group.start_soon(session.stop, 2.0)
+            for session in self._sessions:
+                await _remove(session.data_dir)
             self._sessions.clear()
             if self._display is not None:
                 await self._display.aclose()
@@ -1029,6 +1044,14 @@ def _is_noise(line: str) -> bool:
     text = line.strip()
     telling = engine_lines.level(text) != "print" or "parse error" in text.lower()
     return not telling or engine_lines.is_startup(text)
+
+
+async def _remove(folder: Path | None) -> None:
+    """Remove a session's own folder (links in it are removed, never followed), off the
+    loop; whatever the game left there goes with it."""
+    if folder is not None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
 
 
 def _temp_file(scratch: Path, prefix: str, suffix: str) -> Path:
