@@ -229,6 +229,25 @@ async def test_the_game_tools_refuse_clearly_and_lose_nothing(tmp_path: Path) ->
             }
             assert (await ok(c, "runtime.session.list"))["sessions"][0]["state"] == "running"
 
+            # Values nested past any the bridge sends are refused before anything recurses
+            # into them; a line nested past what Python's json reads costs one command.
+            (tmp_path / "project" / "deep.tscn").write_text("[gd_scene format=2]\n")
+            deep = (await ok(c, "runtime.session.start", {"scene": "res://deep.tscn"}))["session"]
+            at = {"session_id": deep["id"], "path": "/root/Main"}
+            got = await call(c, "runtime.node.get", at)
+            assert got == {
+                "outcome": "failed",
+                "message": "the game's answer to get is malformed: values nests deeper than 64 "
+                "levels",
+            }
+            called = await call(c, "runtime.node.call", {**at, "method": "get_name"})
+            assert called["message"] == (
+                "the game's answer to call is malformed: result nests deeper than 64 levels"
+            )
+            perf = await call(c, "runtime.perf.read", {"session_id": deep["id"]})
+            assert perf == {"outcome": "failed", "message": "the game closed its bridge connection"}
+            await ok(c, "runtime.scene.tree", {"session_id": deep["id"]})
+
 
 async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) -> None:
     with anyio.fail_after(60):
