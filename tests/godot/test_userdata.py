@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.game.userdata import files_into_project, project_file_warnings
+from godot_mcp.godot.game.userdata import (
+    files_into_project,
+    new_data_dir,
+    project_file_warnings,
+)
 
 
 @pytest.mark.parametrize(
@@ -45,3 +49,34 @@ def test_an_unnamed_project_on_godot_3_2_is_warned_of(tmp_path: Path, applicatio
         assert said[0].startswith("the project has no application/config/name, and Godot 3.2.3")
     assert project_file_warnings(tmp_path, "4.6.3.stable") == []
     assert project_file_warnings(tmp_path, "3.6.2.stable") == []
+
+
+@pytest.mark.parametrize(
+    ("application", "made"),
+    [
+        ('config/name="My: Game"\n', "godot/app_userdata/My- Game"),
+        ('config/name=" spaced "\n', "godot/app_userdata/spaced"),
+        (
+            'config/name="g"\nconfig/use_custom_user_dir=true\n'
+            'config/custom_user_dir_name="studio/../g"\n',
+            "studio/-/g",
+        ),
+        ('config/name="g"\nconfig/use_custom_user_dir=true\n', "g"),
+        ("", None),  # unnamed: the project itself
+    ],
+)
+def test_godot_3_2_finds_the_user_folder_made_in_a_fresh_data_dir(
+    tmp_path: Path, application, made
+):
+    """Godot 3 before 3.5 opens its log before it makes the user:// folder: made first."""
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "project.godot").write_text(f"config_version=4\n\n[application]\n\n{application}")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    data = new_data_dir(scratch, project, "3.2.3.stable.custom_build")
+    assert data.parent == scratch and data.name.startswith("data-")
+    found = sorted(str(p.relative_to(data)) for p in data.rglob("*") if not any(p.iterdir()))
+    assert found == ([made] if made else [])
+    newer = new_data_dir(scratch, project, "4.6.3.stable")
+    assert list(newer.iterdir()) == []  # the engine makes its own

@@ -62,9 +62,9 @@ def save_project(engine: Engine, root: Path, name: str | None) -> Path:
     return root
 
 
-async def _run_once(project: Path, state: Path) -> tuple[dict, str]:
-    """Start a headless game of ``project``, let it save; its start's answer and the user
-    data dir it printed (as the client reads it)."""
+async def _run_once(project: Path, state: Path) -> tuple[dict, str, list[str]]:
+    """Start a headless game of ``project``, let it save; its start's answer, the user data
+    dir it printed (as the client reads it) and the files in the session's data dir."""
     async with stdio_client(project, state) as c:
         started = await ok(c, "runtime.session.start", {"mode": "headless"})
         sid = started["session"]["id"]
@@ -72,9 +72,11 @@ async def _run_once(project: Path, state: Path) -> tuple[dict, str]:
         while not any(line["text"] == "SAVED" for line in lines):
             await anyio.sleep(0.1)
             lines = (await ok(c, "runtime.log.read", {"session_id": sid}))["lines"]
+        (data,) = state.rglob("data-*")
+        files = sorted(str(p.relative_to(data)) for p in data.rglob("*") if p.is_file())
         await ok(c, "runtime.session.stop", {"session_id": sid})
     (printed,) = [line["text"] for line in lines if line["text"].startswith("USERDIR ")]
-    return started, printed.removeprefix("USERDIR ")
+    return started, printed.removeprefix("USERDIR "), files
 
 
 async def test_a_games_user_data_is_its_sessions_own_or_the_start_says_it_goes_into_the_project(
@@ -84,22 +86,26 @@ async def test_a_games_user_data_is_its_sessions_own_or_the_start_says_it_goes_i
     with anyio.fail_after(120):
         named = save_project(engine, tmp_path / "named", "saver")
         before = tree_digest(named)
-        started, user_dir = await _run_once(named, state)
+        started, user_dir, files = await _run_once(named, state)
         assert "warnings" not in started, started
         assert re.fullmatch(r"<tmp>/data-\w+/godot/app_userdata/saver", user_dir), user_dir
+        saver = "godot/app_userdata/saver"
+        assert files == [f"{saver}/logs/godot.log", f"{saver}/save.txt"], files
         assert tree_digest(named) == before
         assert list(state.rglob("data-*")) == []  # removed with its session
 
         unnamed = save_project(engine, tmp_path / "unnamed", None)
         before = tree_digest(unnamed)
-        started, user_dir = await _run_once(unnamed, state)
+        started, user_dir, files = await _run_once(unnamed, state)
     if engine.lane == 3:  # Godot 3.2.3: user:// is the project itself
         assert started["warnings"] == [INTO_PROJECT]
-        assert user_dir == "res://"
+        assert user_dir == "res://" and files == []
         added = sorted(set(tree_digest(unnamed)) - set(before))
         assert added == ["logs", "logs/godot.log", "save.txt"]
     else:  # Godot 3.6.2 and 4.6.3: under the data dir the server chose
         assert "warnings" not in started, started
         assert re.fullmatch(r"<tmp>/data-\w+/godot/app_userdata/\[unnamed project\]", user_dir)
+        unnamed_dir = "godot/app_userdata/[unnamed project]"
+        assert files == [f"{unnamed_dir}/logs/godot.log", f"{unnamed_dir}/save.txt"], files
         assert tree_digest(unnamed) == before
     assert list(state.rglob("data-*")) == []

@@ -84,7 +84,7 @@ from godot_mcp.godot.game.protocol import (
     Written,
     frame_reports,
 )
-from godot_mcp.godot.game.userdata import DATA_PREFIX
+from godot_mcp.godot.game.userdata import new_data_dir
 from godot_mcp.godot.process import engine_lines
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.display import PrivateDisplay
@@ -911,7 +911,8 @@ class GameRunner:
                 raise game_error(exc, scrub(exc.message)) from None
 
         # The game's user:// (its saves, the engine's logs) is its session's own (userdata.py).
-        data = Path(tempfile.mkdtemp(prefix=DATA_PREFIX, dir=self.scratch_dir))
+        version = inst.version if mode == "windowed" else inst.headless_version
+        data = await anyio.to_thread.run_sync(new_data_dir, self.scratch_dir, project, version)
         env["XDG_DATA_HOME"] = str(data)
         try:
             listener = await BridgeListener.open()
