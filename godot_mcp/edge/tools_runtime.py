@@ -83,7 +83,8 @@ async def session_start(call: ToolCall) -> types.CallToolResult:
         disabled = None if call.deps.disclosure.writes else WRITES_DISABLED
         tool = wire_name("project.import", call.deps.names)
         raise Unavailable(exc.worded(tool, disabled)) from None
-    return ok(session=_session(managed))
+    fields: dict[str, Any] = {"warnings": managed.warnings} if managed.warnings else {}
+    return ok(session=_session(managed), **fields)
 
 
 async def session_list(call: ToolCall) -> types.CallToolResult:
@@ -183,7 +184,9 @@ TOOLS = [
         "Start a game session",
         "Start the project's main scene (or a res:// scene) in a managed game session: "
         "windowed (captures work) or headless, with the game's own args. Sessions run side "
-        "by side (a server and its clients). Launches a Godot process (about a second).",
+        "by side (a server and its clients). Launches a Godot process (about a second). "
+        "warnings, when present, say what to know first (the game's own files written into "
+        "the project).",
         session_start,
         args=(
             Arg("mode", "string", choices=MODES, default="windowed"),
@@ -215,7 +218,7 @@ TOOLS = [
                 schema_extra={"items": {"type": "string", "maxLength": 1100}},
             ),
         ),
-        answer={"session": _SESSION},
+        answer={"session": _SESSION, "warnings": {"type": "array", "items": STRING}},
         required=("session",),
         availability=_availability("windowed", "headless"),
     ),
@@ -272,7 +275,7 @@ TOOLS = [
                 default=30,
             ),
             Arg("fps", "integer", minimum=MIN_FPS, maximum=MAX_FPS, default=10),
-            _preview_px(1024, "width of the contact sheet shown in the answer"),
+            _preview_px(1024, "long edge of the contact sheet shown in the answer"),
         ),
         answer=_answer_with(_SHEET_PREVIEW),
         required=("artifact", "preview"),

@@ -11,7 +11,7 @@ import logging
 import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from godot_mcp.godot.game import (
     decode_cursor,
     downscale,
     open_game_stream,
+    project_file_warnings,
     validate_recording,
     wait_for_line,
     wait_until,
@@ -85,6 +86,7 @@ class Managed:
     game: GameSession
     owner: Caller
     debug: DebugLaunch | None = None
+    warnings: list[str] = field(default_factory=list)  # what its start said to know
 
     def debugger(self) -> Debugger:
         """The session's debugger; ``Unavailable`` when it has none (any more)."""
@@ -150,6 +152,9 @@ class GameService:
         points = await self.rt.disk(parse_breakpoints, self.rt.project, breakpoints)
         await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode)
         await self.rt.disk(refuse_never_imported, self.rt.project, self.rt.godot.major)
+        install = self.rt.godot
+        version = install.version if mode == "windowed" else install.headless_version
+        warnings = await self.rt.disk(project_file_warnings, self.rt.project, version)
         limit = self.rt.capacity.max_game_sessions
         if self.running() + self._starting >= limit:
             raise Unavailable(
@@ -182,7 +187,7 @@ class GameService:
         if caller.session_id is not None and caller.session_id in self._ended:
             await self.runner.release(game, 0)  # the session ended while it was starting
             raise Unavailable("the MCP session ended")
-        managed = Managed(new_id(), game, caller, launch)
+        managed = Managed(new_id(), game, caller, launch, warnings)
         self.sessions[managed.id] = managed
         await self._release_exited()
         return managed
@@ -270,7 +275,7 @@ class GameService:
         preview_px: int = 0,
     ) -> tuple[ArtifactInfo, Preview | None]:
         """An animated PNG of ``frames`` frames at ``fps``, registered as an artifact; with
-        ``preview_px``, a contact sheet of its frames at most that wide."""
+        ``preview_px``, a contact sheet of its frames at most that on its long edge."""
         validate_recording(frames, fps)  # the arguments first, as for every tool
         game = self.get(caller, session_id).game
         sheet = (preview_px, self.preview_bytes) if preview_px > 0 else None

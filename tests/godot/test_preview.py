@@ -17,6 +17,7 @@ from godot_mcp.godot.game.preview import (
     downscale,
     sheet_columns,
     sheet_frames,
+    sheet_layout,
 )
 
 
@@ -105,3 +106,45 @@ def test_each_cell_is_its_frame_in_order_with_its_label_under_it(tmp_path):
         assert diffs[index] < 5 and diffs[index] == min(diffs), (n, index, diffs)
         label = image.crop((x, y + h, x + w, y + h + LABEL_PX)).convert("L")
         assert label.getextrema()[1] > 150
+
+
+SHAPES = [(1, 4000), (4000, 1), (64, 2048), (2048, 64), (1, 1), (3, 5), (1280, 720)]
+
+
+@pytest.mark.parametrize("size", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("max_px", [1, 12, 13, 40, 300, 1024, 1280])
+def test_a_whole_sheet_is_at_most_preview_px_on_its_long_edge_whatever_the_window(
+    tmp_path, size, max_px
+):
+    path, _ = _frame(tmp_path, "f.png", size, 1)
+    for count in (2, 20):
+        sheet = contact_sheet([path] * count, max_px, 1 << 22)
+        assert sheet is not None, (size, max_px, count)
+        real = _png(sheet).size
+        assert real == (sheet.width, sheet.height) and max(real) <= max_px, (real, count)
+        shown = list(sheet.frames)
+        assert shown == sheet_frames(count, len(shown)) and 1 <= len(shown) <= 16
+        for x, y, w, h in sheet.cells:  # inside the sheet, never larger than the frame
+            assert x + w <= real[0] and y + h <= real[1] and w <= size[0] and h <= size[1]
+
+
+def test_a_tall_or_wide_window_gets_one_row_or_one_column_of_cells_as_large_as_fit():
+    assert sheet_layout((64, 2048), 20, 1024) == sheet_layout((64, 2048), 16, 1024)
+    tall = sheet_layout((64, 2048), 16, 1024)
+    assert (tall.cells, tall.columns, tall.cell, tall.size) == (16, 16, (31, 1012), (526, 1024))
+    wide = sheet_layout((2048, 64), 16, 1024)
+    assert (wide.cells, wide.columns, wide.cell, wide.size) == (16, 1, (1024, 32), (1024, 734))
+    # A usual window keeps the square grid; its cells fill the width.
+    usual = sheet_layout((1280, 720), 16, 1024)
+    assert (usual.columns, usual.cell, usual.size) == (4, (254, 142), (1022, 622))
+
+
+def test_fewer_frames_when_their_cells_would_be_too_small_to_see():
+    # 16 cells of a wide window in 300 px would be 4 px tall; 13 are 9 px, as tall as one.
+    few = sheet_layout((2048, 64), 20, 300)
+    assert (few.cells, few.columns, few.cell) == (13, 1, (288, 9))
+    one = sheet_layout((1280, 720), 20, 16)
+    assert (one.cells, one.cell, one.label) == (1, (7, 4), LABEL_PX)
+    bare = sheet_layout((1280, 720), 20, 12)  # no room for a label under any cell
+    assert (bare.cells, bare.cell, bare.label) == (1, (12, 6), 0)
+    assert sheet_layout((1280, 720), 20, 0) is None

@@ -231,6 +231,25 @@ async def test_the_game_tools_refuse_clearly_and_lose_nothing(tmp_path: Path) ->
             }
             assert (await ok(c, "runtime.session.list"))["sessions"][0]["state"] == "running"
 
+            # Values nested past any the bridge sends are refused before anything recurses
+            # into them; a line nested past what Python's json reads costs one command.
+            (tmp_path / "project" / "deep.tscn").write_text("[gd_scene format=2]\n")
+            deep = (await ok(c, "runtime.session.start", {"scene": "res://deep.tscn"}))["session"]
+            at = {"session_id": deep["id"], "path": "/root/Main"}
+            got = await call(c, "runtime.node.get", at)
+            assert got == {
+                "outcome": "failed",
+                "message": "the game's answer to get is malformed: values nests deeper than 64 "
+                "levels",
+            }
+            called = await call(c, "runtime.node.call", {**at, "method": "get_name"})
+            assert called["message"] == (
+                "the game's answer to call is malformed: result nests deeper than 64 levels"
+            )
+            perf = await call(c, "runtime.perf.read", {"session_id": deep["id"]})
+            assert perf == {"outcome": "failed", "message": "the game closed its bridge connection"}
+            await ok(c, "runtime.scene.tree", {"session_id": deep["id"]})
+
 
 async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) -> None:
     with anyio.fail_after(60):
@@ -613,3 +632,40 @@ async def test_no_store_call_runs_on_the_loop_in_captures_or_at_shutdown(
         async with open_app(settings, tmp_path / "project", "http") as app:
             assert app.deps.launch_id is not None
         assert seen == [], "\n".join(dict.fromkeys(seen))
+
+
+async def test_a_games_values_reach_the_client_printable_and_without_private_paths(
+    tmp_path: Path,
+) -> None:
+    """Whatever a game hands back as a value (a property read, written or waited for, a
+    method's result) or as a refusal's text passes the game-text scrubber: no escape
+    sequence, no control character but a value's own newlines and tabs, no private path."""
+    state = tmp_path / "state"
+    odd = f"{state}/saves\x1b]0;pwned\x07\x1b[2J\nline\ttab\x01\u202e"
+    shown = "<state>/saves\nline\ttab"
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            sid = (await ok(c, "runtime.session.start"))["session"]["id"]
+            player = {"session_id": sid, "path": "/root/Main/Player"}
+            written = await ok(c, "runtime.node.set", {**player, "values": {"note": [odd]}})
+            assert written["values"] == {"note": [shown]}
+            read = await ok(c, "runtime.node.get", {**player, "properties": ["note"]})
+            assert read["values"] == {"note": [shown]}
+            called = await ok(c, "runtime.node.call", {**player, "method": "echo", "args": [odd]})
+            assert called["result"] == shown
+            keyed = await ok(
+                c, "runtime.node.call", {**player, "method": "echo", "args": [{odd: odd}]}
+            )
+            assert keyed["result"] == {shown: shown}
+            until = {"node": "/root/Main/Player", "property": "note", "equals": [shown]}
+            waited = await ok(c, "runtime.wait", {"session_id": sid, "until": until})
+            assert waited["value"] == [shown]
+            # What is compared is what a client is shown: the raw value is never an oracle.
+            until["equals"] = [odd]
+            args = {"session_id": sid, "until": until, "timeout_seconds": 0.3}
+            raw = await call(c, "runtime.wait", args)
+            assert (raw["outcome"], raw["value"]) == ("timeout", [shown])
+            refused = await call(c, "runtime.node.get", {**player, "properties": [odd]})
+            message = "no property <state>/saves / line\ttab"  # a message is one line
+            assert refused == {"outcome": "not_found", "message": message}
+            await ok(c, "runtime.session.stop", {"session_id": sid})

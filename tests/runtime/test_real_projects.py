@@ -80,11 +80,11 @@ async def test_a_wait_given_up_on_is_cancelled_in_the_game(connect: Connect):
 
 SLOW = """extends Node2D
 
-var slow = SLOW_FROM_START
+var slow = SLOW_FROM_START  # milliseconds each frame burns
 
 func _process(_delta):
-	if slow:
-		OS.delay_msec(1000)
+	if slow > 0:
+		OS.delay_msec(slow)
 """
 
 
@@ -93,7 +93,8 @@ def drawing_env(
     tmp_path_factory: pytest.TempPathFactory, engine: Engine
 ) -> Iterator[ServedProject]:
     """A project that draws only on change (low-processor mode), with a still scene, a scene
-    that turns slow (1 fps) when told to (its ``slow``), and one slow from the start."""
+    that turns slow when told to (its ``slow``: milliseconds a frame), and one at 1 fps from
+    the start."""
     base = tmp_path_factory.mktemp(f"draw-{engine.name}")
     project = engine.copy_demo(base / "demo")
     config = project / "project.godot"
@@ -105,7 +106,7 @@ def drawing_env(
     assert "run/low_processor_mode=true" in config.read_text()
     (project / "still.tscn").write_text(engine.scene("still.gd", "Node2D"))
     (project / "still.gd").write_text("extends Node2D\n")
-    for name, slow in (("slows", "false"), ("crawl", "true")):
+    for name, slow in (("slows", "0"), ("crawl", "1000")):
         (project / f"{name}.gd").write_text(SLOW.replace("SLOW_FROM_START", slow))
         (project / f"{name}.tscn").write_text(engine.scene(f"{name}.gd", "Node2D"))
     served = serve_project(project, base / "state")
@@ -133,8 +134,9 @@ async def test_a_project_that_draws_only_on_change_is_recorded(drawing_env: Serv
 
 
 async def test_a_recording_is_bound_by_the_games_own_rate(drawing_env: ServedProject):
-    """A game at 1 fps: a recording that cannot fit 50 s is refused at once; one that slows
-    down meanwhile times out saying how far it got and at what rate, registering nothing."""
+    """A game at 1 fps: a recording that cannot fit 50 s is refused at once; one whose game
+    stalls meanwhile times out when its frames at the rate they came would have been done,
+    saying how far it got and at what rate, registering nothing."""
     with anyio.fail_after(180):
         async with drawing_env.connect("stdio") as c:
             start = {"scene": "res://crawl.tscn"}
@@ -155,6 +157,7 @@ async def test_a_recording_is_bound_by_the_games_own_rate(drawing_env: ServedPro
             await ok(c, "runtime.wait", {"session_id": slows, "until": {"frames": 90}})
             listed = await c.list_resources()
             answers = []
+            began = time.monotonic()
 
             async def record() -> None:
                 args = {"session_id": slows, "frames": 40, "fps": 10}
@@ -162,11 +165,12 @@ async def test_a_recording_is_bound_by_the_games_own_rate(drawing_env: ServedPro
 
             async with anyio.create_task_group() as group:
                 group.start_soon(record)
-                await anyio.sleep(1)  # a second into the recording, the game turns slow
-                turn = {"session_id": slows, "path": "/root/Root", "values": {"slow": True}}
+                await anyio.sleep(1)  # a second into the recording, the game stalls
+                turn = {"session_id": slows, "path": "/root/Root", "values": {"slow": 30_000}}
                 await ok(c, "runtime.node.set", turn)
             body = answers[0].structured_content
             assert body["outcome"] == "timeout", body
+            assert time.monotonic() - began < 20, body  # 40 frames at 10 fps, plus 5 s
             assert 0 < body["frames_captured"] < 40, body
             assert 0 < body["fps"] < 10, body
             assert body["message"].startswith(f"the recording got {body['frames_captured']} of 40")

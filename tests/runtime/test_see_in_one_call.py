@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import base64
 import io
-import math
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from godot_mcp.godot.game.preview import GAP_PX, LABEL_PX, sheet_frames
+from godot_mcp.godot.game.preview import GAP_PX, LABEL_PX, sheet_frames, sheet_layout
 from tests.mcp.conftest import Connect, transport_factory
 from tests.runtime.test_captures import fetch, ok
 from tests.support.engines import Engine
-from tests.support.servers import ServedProject, serve_project
+from tests.support.servers import ServedProject, serve_project, stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
@@ -122,10 +123,10 @@ async def test_a_recording_answers_a_contact_sheet_of_its_frames(connect: Connec
                 apng.seek(i)
                 frames.append(apng.convert("RGB").copy())
             cols = info["columns"]
-            cell_w = (sheet.width - (cols - 1) * GAP_PX) // cols
-            cell_h = round(frames[0].height * cell_w / frames[0].width)
-            rows = math.ceil(len(info["frames"]) / cols)
-            assert sheet.height == rows * (cell_h + LABEL_PX + GAP_PX) - GAP_PX
+            layout = sheet_layout(frames[0].size, 20, 1024)
+            assert layout is not None and (layout.cells, layout.columns) == (16, cols)
+            assert sheet.size == layout.size
+            cell_w, cell_h = layout.cell
             small = [f.resize((cell_w, cell_h), Image.Resampling.BOX) for f in frames]
             for n, index in enumerate(info["frames"]):
                 x = (n % cols) * (cell_w + GAP_PX)
@@ -159,6 +160,33 @@ async def test_a_recording_answers_a_contact_sheet_of_its_frames(connect: Connec
             )
             assert none.structured_content["preview"] is None and _image_blocks(none) == []
             await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_a_tall_windows_contact_sheet_is_at_most_preview_px_on_its_long_edge(
+    tmp_path: Path, engine: Engine
+):
+    """A 64x2048 window once gave a 262x8246 sheet: the whole sheet fits 1024 px, its
+    cells in one row."""
+    project = engine.copy_demo(tmp_path / "demo")
+    config = (project / "project.godot").read_text()
+    config = re.sub(r"(window/size/(?:viewport_)?width)=\d+", r"\1=64", config)
+    config = re.sub(r"(window/size/(?:viewport_)?height)=\d+", r"\1=2048", config)
+    (project / "project.godot").write_text(config)
+    with anyio.fail_after(120):
+        async with stdio_client(project, tmp_path / "state") as c:
+            sid = (await ok(c, "runtime.session.start"))["session"]["id"]
+            answer = await c.call_tool(
+                "runtime_recording_capture", {"session_id": sid, "frames": 20, "fps": 30}
+            )
+            rec = answer.structured_content["artifact"]
+            info = answer.structured_content["preview"]
+            (sheet,) = _image_blocks(answer)
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+    assert (rec["width"], rec["height"]) == (64, 2048)
+    assert sheet.size == (info["width"], info["height"]) and max(sheet.size) <= 1024
+    layout = sheet_layout((64, 2048), 20, 1024)
+    assert layout is not None and sheet.size == layout.size == (526, 1024)
+    assert (info["columns"], info["frames"]) == (16, sheet_frames(20))
 
 
 async def _game_args(c, sid: str) -> list[str]:

@@ -257,11 +257,20 @@ class Game:
         self.base, self.start = float(self.frame()), time.monotonic()
 
     malformed = False  # the scene res://malformed.tscn: replies the bridge never sends
+    deep = False  # the scene res://deep.tscn: values nested past any the bridge sends
 
     def handle(self, cmd: dict[str, Any]) -> dict[str, Any] | None:
         ident, name = cmd.get("id"), cmd.get("cmd")
         if self.malformed and name in ("tree", "perf"):
             return {"id": ident, "ok": True, "nodes": "all of them", "fps": "fast"}
+        if self.deep and name == "perf":  # nested past what Python's json reads
+            return {"raw": f'{{"id": {ident}, "ok": true, "fps": {"[" * 5000}{"]" * 5000}}}'}
+        if self.deep and name in ("get", "call"):
+            nested: Any = "bottom"
+            for _ in range(100):
+                nested = [nested]
+            values = {"class": "Node", "values": {"v": nested}, "truncated": False}
+            return {"id": ident, "ok": True, **values, "result": nested}
         if name == "quit":
             sys.exit(0)
         if name == "cancel":
@@ -362,6 +371,8 @@ class Game:
         result: Any = None
         if cmd.get("method") == "get_name":
             result = str(cmd.get("path")).rsplit("/", 1)[-1]
+        elif cmd.get("method") == "echo":
+            result = (cmd.get("args") or [None])[0]
         elif cmd.get("method") == "explode":
             print("SCRIPT ERROR: explode: it blew up", file=sys.stderr)
             print("   At: res://main.gd:7", file=sys.stderr, flush=True)
@@ -626,8 +637,9 @@ def _serve(game: Game, conn: socket.socket, debugger: FakeDebugger | None = None
     lock = threading.Lock()
 
     def send(message: dict[str, Any]) -> None:
+        line = message["raw"] if "raw" in message else json.dumps(message)
         with lock:
-            conn.sendall((json.dumps(message) + "\n").encode())
+            conn.sendall((line + "\n").encode())
 
     def answer(cmd: dict[str, Any]) -> None:
         try:
@@ -682,6 +694,7 @@ def main(argv: list[str]) -> int:
     loaded = not scene or (project / scene.removeprefix("res://")).is_file()
     game = Game(width, height)
     game.malformed = scene == "res://malformed.tscn"
+    game.deep = scene == "res://deep.tscn"
     debugger = None
     if "--remote-debug" in argv and scene != "res://nodebug.tscn":
         given = argv[argv.index("--breakpoints") + 1] if "--breakpoints" in argv else ""

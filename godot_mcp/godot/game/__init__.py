@@ -16,6 +16,7 @@ from godot_mcp.godot.game.session import (
     GameSession,
     validate_recording,
 )
+from godot_mcp.godot.game.userdata import project_file_warnings
 from godot_mcp.godot.game.waiting import wait_for_line, wait_until
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "downscale",
     "encode_cursor",
     "open_game_stream",
+    "project_file_warnings",
     "stopped_error",
     "validate_recording",
     "wait_for_line",

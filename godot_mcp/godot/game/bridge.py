@@ -146,7 +146,7 @@ class BridgeConnection:
             # Godot 3 writes a string's control characters raw (a node named "a\x01b"):
             # read them as they are rather than losing the game for one name.
             message = json.loads(line, strict=False)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # a value nested past what Python reads
             raise BridgeClosed("the game sent a line that is not JSON") from exc
         if not isinstance(message, dict):
             raise BridgeClosed("the game sent a line that is not a JSON object")

@@ -1,6 +1,6 @@
 """Previews a model sees in the answer itself: a downscaled frame, a recording's contact sheet.
 
-A preview is a PNG of at most ``max_px`` on its long edge (a frame) or across (a sheet),
+A preview is a PNG of at most ``max_px`` on its long edge (a frame or a whole sheet),
 never larger than ``max_bytes`` once encoded (it goes into the answer as base64): when a noisy
 frame encodes bigger, it is scaled down again until it fits, and there is none when even a
 16 px one would not. Frames are never scaled up.
@@ -32,6 +32,7 @@ LABEL_PX = 12  # the strip under each cell that names its frame index
 GAP_PX = 2
 _SHRINK = 0.75  # how much smaller each try is when an encoded preview does not fit
 _MIN_PX = 16
+_BETTER = 1.5  # how much larger (on each edge) cells must be to leave the square grid
 _GAP = (110, 110, 110)  # between cells: a frame's own dark edges stay apart
 _STRIP = (16, 16, 16)  # under a cell, behind its label
 _FAST = 1  # zlib level: previews are thrown away after one answer, speed matters more
@@ -88,12 +89,14 @@ def downscale(
         target = max(_MIN_PX, int(target * _SHRINK))
 
 
-def sheet_frames(count: int) -> list[int]:
-    """The indices a contact sheet of ``count`` frames shows: all of them up to 16, else 16
-    evenly spaced from the first to the last, in time order."""
-    if count <= MAX_CELLS:
+def sheet_frames(count: int, most: int = MAX_CELLS) -> list[int]:
+    """The indices a contact sheet of ``count`` frames shows: all of them up to ``most``
+    (16), else ``most`` evenly spaced from the first to the last, in time order."""
+    if count <= most:
         return list(range(count))
-    return [round(i * (count - 1) / (MAX_CELLS - 1)) for i in range(MAX_CELLS)]
+    if most == 1:
+        return [0]
+    return [round(i * (count - 1) / (most - 1)) for i in range(most)]
 
 
 def sheet_columns(cells: int) -> int:
@@ -101,33 +104,112 @@ def sheet_columns(cells: int) -> int:
     return max(1, math.ceil(math.sqrt(cells)))
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A sheet's grid: ``cells`` cells in ``columns`` columns, each ``cell`` (width, height)
+    with a ``label`` px strip under it; the whole ``size``."""
+
+    cells: int
+    columns: int
+    cell: tuple[int, int]
+    label: int
+
+    @property
+    def rows(self) -> int:
+        return math.ceil(self.cells / self.columns)
+
+    @property
+    def size(self) -> tuple[int, int]:
+        width = self.columns * (self.cell[0] + GAP_PX) - GAP_PX
+        return width, self.rows * (self.cell[1] + self.label + GAP_PX) - GAP_PX
+
+
+def sheet_layout(frame: tuple[int, int], count: int, max_px: int) -> Layout | None:
+    """The grid of a sheet of ``count`` frames of size ``frame``, at most ``max_px`` on its
+    long edge, whatever the frame's shape (§9).
+
+    Frames are never scaled up, and keep their shape down to a pixel. The columns are as
+    square a grid as fits the cells, unless the frame's shape makes another number of columns
+    show them more than ``_BETTER`` times larger (a tall window: one row; a wide one: one
+    column). Fewer frames are shown (evenly spaced, :func:`sheet_frames`) while their cells
+    would be smaller than ``_MIN_PX`` on their short edge, and one frame could be larger. A
+    sheet too small for a label under one cell has no labels. None when ``max_px`` < 1.
+    """
+    for label in (LABEL_PX, 0):
+        one = _grid(frame, 1, max_px, label)
+        if one is None:
+            continue
+        floor = min(_MIN_PX, min(one.cell))
+        for cells in range(min(count, MAX_CELLS), 0, -1):
+            layout = _grid(frame, cells, max_px, label)
+            if layout is not None and min(layout.cell) >= floor:
+                return layout
+        return one
+    return None
+
+
+def _grid(frame: tuple[int, int], cells: int, max_px: int, label: int) -> Layout | None:
+    """The best grid of ``cells`` cells within ``max_px`` (see :func:`sheet_layout`)."""
+    fits = [
+        layout
+        for columns in range(1, cells + 1)
+        if (layout := _fit(frame, cells, columns, max_px, label)) is not None
+    ]
+    if not fits:
+        return None
+    largest = max(fits, key=lambda layout: layout.cell[0] * layout.cell[1])
+    square = next((f for f in fits if f.columns == sheet_columns(cells)), None)
+    area = square.cell[0] * square.cell[1] if square is not None else 0
+    if square is not None and largest.cell[0] * largest.cell[1] <= _BETTER**2 * area:
+        return square
+    return largest
+
+
+def _fit(
+    frame: tuple[int, int], cells: int, columns: int, max_px: int, label: int
+) -> Layout | None:
+    """``cells`` cells in ``columns`` columns scaled to fit ``max_px`` both ways; None when
+    not even a pixel a cell fits."""
+    rows = math.ceil(cells / columns)
+    room_w = (max_px - (columns - 1) * GAP_PX) // columns
+    room_h = (max_px - rows * (label + GAP_PX) + GAP_PX) // rows
+    if room_w < 1 or room_h < 1:
+        return None
+    width, height = frame
+    scale = min(1.0, room_w / width, room_h / height)
+    cell = (
+        min(room_w, max(1, math.floor(width * scale))),
+        min(room_h, max(1, math.floor(height * scale))),
+    )
+    return Layout(cells, columns, cell, label)
+
+
 def contact_sheet(
     paths: Sequence[Path], max_px: int, max_bytes: int, root: Path | None = None
 ) -> Preview | None:
-    """A grid of the frames at ``paths`` (or 16 evenly spaced), left to right then top to
-    bottom, each cell labelled under it with its frame index; at most ``max_px`` wide. Each
-    frame shown is decoded once; a sheet made smaller to fit is scaled from those cells."""
-    shown = sheet_frames(len(paths))
-    columns = sheet_columns(len(shown))
-    rows = math.ceil(len(shown) / columns)
+    """A grid of the frames at ``paths`` (or some evenly spaced), left to right then top to
+    bottom, each cell labelled under it with its frame index; at most ``max_px`` on its long
+    edge (:func:`sheet_layout`). Each frame shown is decoded once; a sheet made smaller to fit
+    ``max_bytes`` is scaled from those cells, and shows the same frames or fewer of them."""
     with open_game_stream(_root(paths[0], root), paths[0]) as first:
-        frame_w, frame_h = png_header(first)
-    width = min(max_px, columns * frame_w + (columns - 1) * GAP_PX)
-    cells: list[Image.Image] = []
+        frame = png_header(first)
+    shown = list(range(len(paths)))
+    images: list[Image.Image] = []
     while True:
-        cell_w = max(1, (width - (columns - 1) * GAP_PX) // columns)
-        cell = (cell_w, max(1, round(frame_h * cell_w / frame_w)))
-        if cells:
-            cells = [_resize(c, cell) for c in cells]
-        else:
-            cells = [_sized(paths[index], cell, root) for index in shown]
-        sheet, boxes = _lay_out(cells, shown, columns, rows)
+        layout = sheet_layout(frame, len(shown), max_px)
+        if layout is None:
+            return None
+        keep = sheet_frames(len(shown), layout.cells)
+        had = dict(zip(shown, images, strict=False))
+        shown = [shown[i] for i in keep]
+        images = [_cell(had.get(index), paths[index], layout.cell, root) for index in shown]
+        sheet, boxes = _lay_out(images, shown, layout)
         png = _encode(sheet)
         if len(png) <= max_bytes:
-            return Preview(png, sheet.width, sheet.height, tuple(shown), columns, boxes)
-        if cell_w <= _MIN_PX:
+            return Preview(png, sheet.width, sheet.height, tuple(shown), layout.columns, boxes)
+        if max(layout.cell) <= _MIN_PX:
             return None  # the answer has no room for it, however small
-        width = int(width * _SHRINK)
+        max_px = int(max_px * _SHRINK)
 
 
 def decode(path: Path, root: Path | None = None) -> Image.Image:
@@ -146,26 +228,35 @@ def _root(path: Path, root: Path | None) -> Path:
     return Path(path).parent if root is None else root
 
 
-def _sized(path: Path, cell: tuple[int, int], root: Path | None) -> Image.Image:
-    frame = decode(path, root)
+def _cell(
+    made: Image.Image | None, path: Path, cell: tuple[int, int], root: Path | None
+) -> Image.Image:
+    """A frame at ``cell`` size: from the cell ``made`` for it before when that is no
+    smaller (never scaled up), else decoded again."""
+    if made is not None and made.width >= cell[0] and made.height >= cell[1]:
+        frame = made
+    else:
+        frame = decode(path, root)
     return frame if frame.size == cell else _resize(frame, cell)
 
 
 def _lay_out(
-    cells: Sequence[Image.Image], shown: Sequence[int], columns: int, rows: int
+    cells: Sequence[Image.Image], shown: Sequence[int], layout: Layout
 ) -> tuple[Image.Image, tuple[tuple[int, int, int, int], ...]]:
-    cell_w, cell_h = cells[0].size
-    pitch_x, pitch_y = cell_w + GAP_PX, cell_h + LABEL_PX + GAP_PX
-    sheet = Image.new("RGB", (columns * pitch_x - GAP_PX, rows * pitch_y - GAP_PX), _GAP)
-    draw = ImageDraw.Draw(sheet)
+    cell_w, cell_h = layout.cell
+    pitch_x, pitch_y = cell_w + GAP_PX, cell_h + layout.label + GAP_PX
+    sheet = Image.new("RGB", layout.size, _GAP)
     font = ImageFont.load_default()
     boxes = []
     for n, (index, image) in enumerate(zip(shown, cells, strict=True)):
-        x, y = (n % columns) * pitch_x, (n // columns) * pitch_y
+        x, y = (n % layout.columns) * pitch_x, (n // layout.columns) * pitch_y
         sheet.paste(image, (x, y))
         boxes.append((x, y, cell_w, cell_h))
-        draw.rectangle((x, y + cell_h, x + cell_w - 1, y + cell_h + LABEL_PX - 1), fill=_STRIP)
-        draw.text((x + 2, y + cell_h), str(index), fill=(230, 230, 230), font=font)
+        if layout.label:
+            # Drawn on a strip of its own: a label wider than a narrow cell is cut at its edge.
+            strip = Image.new("RGB", (cell_w, layout.label), _STRIP)
+            ImageDraw.Draw(strip).text((2, 0), str(index), fill=(230, 230, 230), font=font)
+            sheet.paste(strip, (x, y + cell_h))
     return sheet, tuple(boxes)
 
 

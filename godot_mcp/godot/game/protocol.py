@@ -15,6 +15,11 @@ from typing import Any
 
 from godot_mcp.godot.game.errors import GameFailed
 
+# The deepest a value in a reply may nest: §7 bounds the bridge's values to depth 8, each
+# level at most a few JSON levels deep. Deeper is a forged reply, refused before anything
+# recurses into it.
+MAX_DEPTH = 64
+
 __all__ = [
     "Applied",
     "Called",
@@ -104,6 +109,18 @@ class _Reply:
         value = self._get(key, False)
         if not isinstance(value, dict):
             raise Malformed(self.cmd, key, "is not an object")
+        return self.shallow(key, value)
+
+    def shallow(self, key: str, value: Any) -> Any:
+        """``value`` unless it nests deeper than ``MAX_DEPTH`` (looked at without recursing)."""
+        stack = [(value, 1)]
+        while stack:
+            item, depth = stack.pop()
+            if isinstance(item, dict | list):
+                if depth > MAX_DEPTH:
+                    raise Malformed(self.cmd, key, f"nests deeper than {MAX_DEPTH} levels")
+                items = item.values() if isinstance(item, dict) else item
+                stack.extend((child, depth + 1) for child in items)
         return value
 
 
@@ -261,7 +278,8 @@ class Called:
 
     @classmethod
     def parse(cls, reply: Any) -> Called:
-        return cls(_Reply("call", reply)._get("result", optional=True))
+        r = _Reply("call", reply)
+        return cls(r.shallow("result", r._get("result", optional=True)))
 
 
 @dataclass(frozen=True)

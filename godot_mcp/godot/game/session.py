@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
 
@@ -60,6 +61,14 @@ from godot_mcp.godot.game.errors import (
 )
 from godot_mcp.godot.game.gate import Gate, stopped_error
 from godot_mcp.godot.game.log import Entry, GameLog
+from godot_mcp.godot.game.pacing import (
+    MAX_RECORD_WAIT,
+    fps_text,
+    frames_written,
+    recording_bound,
+    recording_deadline,
+    recording_rate,
+)
 from godot_mcp.godot.game.preview import Preview, RawFrame, contact_sheet
 from godot_mcp.godot.game.protocol import (
     Applied,
@@ -75,6 +84,7 @@ from godot_mcp.godot.game.protocol import (
     Written,
     frame_reports,
 )
+from godot_mcp.godot.game.userdata import new_data_dir
 from godot_mcp.godot.process import engine_lines
 from godot_mcp.godot.process.child import Child
 from godot_mcp.godot.process.display import PrivateDisplay
@@ -95,11 +105,11 @@ MODES = ("windowed", "headless")
 MIN_FRAMES, MAX_FRAMES = 2, 300
 MIN_FPS, MAX_FPS = 1, 60
 MAX_RECORD_SECONDS = 30
-MAX_RECORD_WAIT = 50  # seconds a recording may take in wall time, however slow the game
 FPS_SETTLES = 2.5  # seconds after its start before a game's own frame rate means anything
 MIN_SIZE, MAX_SIZE = 16, 8192
 EXIT_WAIT = 2.0
 MARK_WAIT = 2.0  # how long a call's end marker may trail its reply (output the pipe still holds)
+_PROGRESS_S = 0.25  # how often a recording's frames are counted
 _RETIRED_MARKS = 64
 _DEBUGGER_LINES = frozenset({"PROFILING ALRIGHT!", "PROFILING END!"})
 # The commands whose arguments carry §7 values, and the argument that does.
@@ -123,20 +133,6 @@ def validate_scene(scene: str | None) -> str | None:
     ):
         raise GameInvalid("scene must be a res:// path to a .tscn or .scn file, without '..'")
     return scene
-
-
-def recording_bound(frames: int, fps: int, measured: float) -> float:
-    """Seconds a recording may take (§12): its frames at the slower of the asked rate and the
-    game's measured one, plus 5 s; ``invalid_argument`` past ``MAX_RECORD_WAIT`` s."""
-    rate = min(float(fps), measured) if measured > 0 else float(fps)
-    bound = frames / rate + 5
-    if bound > MAX_RECORD_WAIT:
-        raise GameInvalid(
-            f"{frames} frames at {rate:g} fps (the game runs at {measured:g} "
-            f"fps) would take {bound:.0f} s; a recording waits at most {MAX_RECORD_WAIT} s: "
-            "ask for fewer frames"
-        )
-    return bound
 
 
 def validate_recording(frames: int, fps: int) -> None:
@@ -190,7 +186,7 @@ class GameSession:
         # The marks of the calls in flight: each names its call's span and its end of it.
         self._marks: dict[str, tuple[list[int | None], int]] = {}
         self._retired: dict[str, None] = {}  # the last marks used: a late line is hidden too
-        self.log = GameLog(scrub, take=self._take_mark)
+        self.log = GameLog(scrub.game, take=self._take_mark)
         self._pumps = [
             _pump(self.log, name, pipe)
             for name, pipe in (("stdout", child.stdout), ("stderr", child.stderr))
@@ -206,6 +202,7 @@ class GameSession:
         self._capture_lock = anyio.Lock()
         self._attach_error: GameError | None = None  # the bridge's failure after a debug start
         self._attached = anyio.Event()  # the bridge connected (or failed to)
+        self.data_dir: Path | None = None  # its own XDG_DATA_HOME (user://), its runner's
 
     # -- state -----------------------------------------------------------------------------
 
@@ -316,28 +313,20 @@ class GameSession:
         sheet: tuple[int, int] | None = None,
     ) -> Capture:
         """``frames`` frames ``1/fps`` s of game time apart, as one looping APNG; with
-        ``sheet`` (width, bytes at most), a contact sheet of them too (``preview.py``)."""
+        ``sheet`` (width, bytes at most), a contact sheet of them too (``preview.py``).
+
+        Bounded as ``pacing.py`` says; ``timeout``: a bound of the caller's instead, which the
+        recording's own rate never extends."""
         validate_recording(frames, fps)
         self._require_capturable()
-        measured = await self._measured_fps()
+        first = cap = timeout if timeout is not None else float(MAX_RECORD_WAIT)
         if timeout is None:
-            timeout = recording_bound(frames, fps, measured)
+            first = recording_bound(frames, fps, await self._measured_fps())
         work = Path(tempfile.mkdtemp(prefix="rec-", dir=self._scratch))
         out = _temp_file(self._scratch, "rec-", ".png")
         paths = [work / f"frame-{i:04d}.png" for i in range(frames)]
         try:
-            try:
-                reply = await self._call("record", timeout, fps=fps, paths=[str(p) for p in paths])
-            except GameTimeout:
-                # The bridge dropped the job as the call was abandoned; say how far it got.
-                got = sum(1 for p in paths if p.exists())
-                rate = await self._measured_fps()
-                raise GameTimeout(
-                    f"the recording got {got} of {frames} frames within {timeout:g} s "
-                    f"(the game runs at {rate:g} fps); nothing was registered",
-                    fps=rate,
-                    frames_captured=got,
-                ) from None
+            reply = await self._paced_record(paths, fps, first, cap)
             infos = frame_reports("record", reply, frames)
             width, height = infos[0].width, infos[0].height
             if any((i.width, i.height) != (width, height) for i in infos):
@@ -377,6 +366,57 @@ class GameSession:
             root=self._scratch,
         )
 
+    async def _paced_record(
+        self, paths: Sequence[Path], fps: int, first: float, cap: float
+    ) -> dict[str, Any]:
+        """The bridge's answer to a recording into ``paths``, watched while it runs: given up
+        at ``recording_deadline`` (the bridge drops the job as the call is abandoned) with a
+        timeout saying how far it got and at what rate."""
+        started = time.monotonic()
+        seen: list[float] = []  # when each frame file was first seen
+        outcome: list[dict[str, Any] | BaseException] = []
+
+        async def record() -> None:
+            try:
+                outcome.append(
+                    await self._call("record", cap + 1, fps=fps, paths=[str(p) for p in paths])
+                )
+            except Exception as exc:  # the call's own answer (a failure, the game gone)
+                outcome.append(exc)
+            group.cancel_scope.cancel()
+
+        async def count() -> None:
+            got = await anyio.to_thread.run_sync(
+                frames_written, paths, len(seen), abandon_on_cancel=True
+            )
+            seen.extend([time.monotonic()] * (got - len(seen)))
+
+        async def watch() -> None:
+            while time.monotonic() < recording_deadline(started, seen, len(paths), first, cap):
+                await anyio.sleep(_PROGRESS_S)
+                await count()
+            group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(record)
+            group.start_soon(watch)
+        if outcome:
+            answer = outcome[0]
+            if isinstance(answer, dict):
+                return answer
+            if not isinstance(answer, GameTimeout):
+                raise answer
+        await count()
+        now = time.monotonic()
+        rate = recording_rate(seen, started, now)
+        drew = f"the game drew {fps_text(rate)} fps for it" if seen else "no frame came"
+        raise GameTimeout(
+            f"the recording got {len(seen)} of {len(paths)} frames within {now - started:.0f} s "
+            f"({drew}); nothing was registered",
+            fps=round(rate, 3),
+            frames_captured=len(seen),
+        )
+
     async def _measured_fps(self) -> float:
         """The game's own frame rate now (0 when it has not measured one yet: the engines
         count frames a second at a time, and say 0 or 1 before the first count is in)."""
@@ -412,7 +452,13 @@ class GameSession:
     async def tree(self, root: str, depth: int, max_nodes: int) -> Tree:
         """The scene tree below ``root``, ``depth`` levels, at most ``max_nodes`` nodes."""
         reply = await self._command("tree", root=root, depth=depth, max_nodes=max_nodes)
-        return Tree.parse(reply)
+        tree = Tree.parse(reply)
+        scene = tree.current_scene
+        return replace(
+            tree,
+            nodes=self._scrub.game_json(tree.nodes),
+            current_scene=self._scrub.game(scene) if scene is not None else None,
+        )
 
     async def time(self, action: str, frames: int, time_scale: float, timeout: float) -> Clock:
         """Pause, resume, step ``frames`` frames or scale time."""
@@ -426,11 +472,17 @@ class GameSession:
         args: dict[str, Any] = {"path": path}
         if properties:
             args["properties"] = list(properties)
-        return Values.parse(await self._command("get", **args))
+        read = Values.parse(await self._command("get", **args))
+        return replace(
+            read,
+            class_name=self._scrub.game(read.class_name),
+            values=self._scrub.game_json(read.values),
+        )
 
     async def set(self, path: str, values: dict[str, Any]) -> Written:
         """Write a node's properties; each as the node holds it after."""
-        return Written.parse(await self._command("set", path=path, values=values))
+        written = Written.parse(await self._command("set", path=path, values=values))
+        return Written(self._scrub.game_json(written.values))
 
     async def loaded_scripts(self) -> list[str]:
         """The project's scripts the game uses (its nodes' scripts and their bases)."""
@@ -440,7 +492,7 @@ class GameSession:
         """Read ``paths`` again and recompile them in the running game (instances keep their
         members); the paths reloaded. The caller makes sure they parse."""
         reply = await self._command("reload", timeout, paths=list(paths))
-        return Scripts.parse("reload", "reloaded", reply).paths
+        return [self._scrub.game(p) for p in Scripts.parse("reload", "reloaded", reply).paths]
 
     async def perf(self) -> Perf:
         """The engine's performance monitors at one frame."""
@@ -491,7 +543,7 @@ class GameSession:
             while len(self._retired) > _RETIRED_MARKS:
                 self._retired.pop(next(iter(self._retired)))
         begin = span[0] if span[0] is not None else start
-        return reply.result, self._first_error(begin, span[1])
+        return self._scrub.game_json(reply.result), self._first_error(begin, span[1])
 
     async def _synced(self, timeout: float = MARK_WAIT) -> None:
         """Wait (bounded) until every line the game printed to stderr so far is in its log:
@@ -565,7 +617,7 @@ class GameSession:
         if not reply.get("ok"):
             kind = BY_WORD.get(str(reply.get("error") or "failed"), GameFailed)
             message = echoes_cut(str(reply.get("message") or f"{cmd} failed"), args)
-            raise kind(self._scrub(message))
+            raise kind(self._scrub.game(message))
         return reply
 
     async def _bridge_ready(self, timeout: float) -> None:
@@ -682,7 +734,9 @@ class GameSession:
 
     async def _attach(self, listener: BridgeListener) -> None:
         conn, hello = await self._race(listener.accept, gated=False)
-        self._conn, self._hello = conn, Hello.parse(hello)
+        said = Hello.parse(hello)
+        engine = self._scrub.game(said.engine) if said.engine is not None else None
+        self._conn, self._hello = conn, replace(said, engine=engine)
         ready = Ready.parse(await self._race(conn.receive_type, "ready", gated=False))
         if not ready.loaded:
             reason = ready.error or "the scene failed to load"
@@ -691,7 +745,7 @@ class GameSession:
             details = details[-3:]
             if details:
                 reason += ": " + one_line("\n".join(details), 300)
-            raise GameFailed(self._scrub(reason))
+            raise GameFailed(self._scrub.game(reason))
         self._ready = ready
         self._state = "running"
 
@@ -790,6 +844,7 @@ class GameRunner:
         finally:
             with contextlib.suppress(ValueError):
                 self._sessions.remove(session)
+            await _remove(session.data_dir)
 
     @property
     def xvfb_pid(self) -> int | None:
@@ -856,7 +911,15 @@ class GameRunner:
             except GodotMcpError as exc:  # the display's refusal, as the game's
                 raise game_error(exc, scrub(exc.message)) from None
 
-        listener = await BridgeListener.open()
+        # The game's user:// (its saves, the engine's logs) is its session's own (userdata.py).
+        version = inst.version if mode == "windowed" else inst.headless_version
+        data = await anyio.to_thread.run_sync(new_data_dir, self.scratch_dir, project, version)
+        env["XDG_DATA_HOME"] = str(data)
+        try:
+            listener = await BridgeListener.open()
+        except BaseException:
+            await _remove(data)
+            raise
         env[SECRET_ENV] = listener.secret
         env[PORT_ENV] = str(listener.port)
         if scene is not None:
@@ -877,8 +940,10 @@ class GameRunner:
             child = run.start()
         except CannotStart as exc:
             await listener.aclose()
+            await _remove(data)
             raise GameUnavailable(exc.message) from None
         session = GameSession(child, mode, self.scratch_dir, scrub)
+        session.data_dir = data
         self._sessions.append(session)
         handed_over = False  # the listener is the background connect's to close
         try:
@@ -915,6 +980,7 @@ class GameRunner:
         await session.stop(timeout=0)
         with contextlib.suppress(ValueError):
             self._sessions.remove(session)
+        await _remove(session.data_dir)
 
     async def _display_env(self) -> dict[str, str]:
         if self.install.display:
@@ -935,6 +1001,8 @@ class GameRunner:
             async with anyio.create_task_group() as group:
                 for session in self._sessions:
                     group.start_soon(session.stop, 2.0)
+            for session in self._sessions:
+                await _remove(session.data_dir)
             self._sessions.clear()
             if self._display is not None:
                 await self._display.aclose()
@@ -978,6 +1046,14 @@ def _is_noise(line: str) -> bool:
     text = line.strip()
     telling = engine_lines.level(text) != "print" or "parse error" in text.lower()
     return not telling or engine_lines.is_startup(text)
+
+
+async def _remove(folder: Path | None) -> None:
+    """Remove a session's own folder (links in it are removed, never followed), off the
+    loop; whatever the game left there goes with it."""
+    if folder is not None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
 
 
 def _temp_file(scratch: Path, prefix: str, suffix: str) -> Path:
