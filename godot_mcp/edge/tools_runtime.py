@@ -83,7 +83,8 @@ async def session_start(call: ToolCall) -> types.CallToolResult:
         disabled = None if call.deps.disclosure.writes else WRITES_DISABLED
         tool = wire_name("project.import", call.deps.names)
         raise Unavailable(exc.worded(tool, disabled)) from None
-    return ok(session=_session(managed))
+    fields: dict[str, Any] = {"warnings": list(managed.warnings)} if managed.warnings else {}
+    return ok(session=_session(managed), **fields)
 
 
 async def session_list(call: ToolCall) -> types.CallToolResult:
@@ -183,7 +184,9 @@ TOOLS = [
         "Start a game session",
         "Start the project's main scene (or a res:// scene) in a managed game session: "
         "windowed (captures work) or headless, with the game's own args. Sessions run side "
-        "by side (a server and its clients). Launches a Godot process (about a second).",
+        "by side (a server and its clients). Launches a Godot process (about a second). "
+        "warnings, when present, say what of the project will not load (C# scripts on an "
+        "engine without .NET that the game does not attach at start).",
         session_start,
         args=(
             Arg("mode", "string", choices=MODES, default="windowed"),
@@ -215,7 +218,7 @@ TOOLS = [
                 schema_extra={"items": {"type": "string", "maxLength": 1100}},
             ),
         ),
-        answer={"session": _SESSION},
+        answer={"session": _SESSION, "warnings": {"type": "array", "items": STRING}},
         required=("session",),
         availability=_availability("windowed", "headless"),
     ),

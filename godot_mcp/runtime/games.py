@@ -11,7 +11,7 @@ import logging
 import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,7 @@ class Managed:
     game: GameSession
     owner: Caller
     debug: DebugLaunch | None = None
+    warnings: list[str] = field(default_factory=list)  # what its start warned of
 
     def debugger(self) -> Debugger:
         """The session's debugger; ``Unavailable`` when it has none (any more)."""
@@ -148,7 +149,7 @@ class GameService:
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
         points = await self.rt.disk(parse_breakpoints, self.rt.project, breakpoints)
-        await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode)
+        warnings = await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode, scene)
         await self.rt.disk(refuse_never_imported, self.rt.project, self.rt.godot.major)
         limit = self.rt.capacity.max_game_sessions
         if self.running() + self._starting >= limit:
@@ -182,7 +183,7 @@ class GameService:
         if caller.session_id is not None and caller.session_id in self._ended:
             await self.runner.release(game, 0)  # the session ended while it was starting
             raise Unavailable("the MCP session ended")
-        managed = Managed(new_id(), game, caller, launch)
+        managed = Managed(new_id(), game, caller, launch, warnings)
         self.sessions[managed.id] = managed
         await self._release_exited()
         return managed

@@ -20,6 +20,10 @@ Strings unescape as Godot's own reader does: ``\\n \\t \\r \\b \\f``, ``\\uXXXX`
 joined), ``\\UXXXXXX``; any other escaped character stands for itself (Godot 3.2.3 reads ``\\a``
 as ``a``). A section's name is its header's text (``[preset.0.options]``); ``parse_tag`` splits a
 resource-style one (``[gd_scene load_steps=2 format=3]``) into its tag and fields.
+``resource_sections`` reads a text scene or resource (``.tscn``, ``.tres``) as it goes: each
+section's tag and fields as its header comes (a header's values may hold brackets, as a
+connection's ``binds= [ 1 ]``), the properties asked for filled in as reading goes on (the
+others passed over by their brackets and strings alone, in one linear scan).
 
 Errors::
 
@@ -61,8 +65,8 @@ from __future__ import annotations
 import errno
 import math
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from godot_mcp.errors import InvalidArgument
@@ -168,6 +172,9 @@ _COLOR = re.compile(r"#[0-9A-Fa-f]*")
 _HEADER = re.compile(r'\[((?:[^\]"\\]|\\.|"(?:[^"\\]|\\.)*")*)\]', re.DOTALL)
 _KEY = re.compile(r"([^=\n]*)=")
 _TAG = re.compile(r"[^\x00-\x20=]+")
+_SECTION_TAG = re.compile(r"[^\x00-\x20=\]]+")
+# A value passed over: its strings whole, runs of anything else, brackets one at a time.
+_PASSED = re.compile(r'"(?:[^"\\]|\\.)*"|[^"\n()\[\]{}]+|[()\[\]{}]|\n')
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}
 _WORDS: dict[str, object] = {
     "true": True,
@@ -178,6 +185,16 @@ _WORDS: dict[str, object] = {
     "inf_neg": -math.inf,
     "nan": math.nan,
 }
+
+
+@dataclass
+class Section:
+    """One section of a text scene or resource: ``[ext_resource path="res://a.gd" …]`` is the
+    tag ``ext_resource`` and its fields; ``properties`` its ``key = value`` lines."""
+
+    tag: str
+    fields: dict[str, object]
+    properties: dict[str, object] = field(default_factory=dict)
 
 
 class _Parser:
@@ -256,17 +273,55 @@ class _Parser:
             raise self.error("expected key=value")
         return match.group(1).strip()
 
-    def tag(self) -> tuple[str, dict[str, object]]:
+    def tag(self, close: str = "") -> tuple[str, dict[str, object]]:
+        """A tag and its fields, to the end of the text or, with ``close``, past it."""
         self.skip()
-        name = self.take(_TAG)
+        name = self.take(_SECTION_TAG if close else _TAG)
         if name is None:
             raise self.error(f"expected a tag name, found {self.found()}")
         fields: dict[str, object] = {}
-        while self.skip():
+        while (c := self.skip()) and c != close:
             field = self.identifier("a field name")
             self.expect("=")
             fields[field] = self.value()
+        if close:
+            self.expect(close)
         return name.group(), fields
+
+    def sections(self, keep: Iterable[str]) -> Iterator[Section]:
+        kept = frozenset(keep)
+        current: Section | None = None
+        while c := self.skip():
+            if c == "[":
+                self.pos += 1
+                current = Section(*self.tag("]"))
+                yield current
+            elif current is None:
+                raise self.error(f"expected a section header, found {self.found()}")
+            else:
+                key = self.key()
+                if key in kept:
+                    current.properties[key] = self.value()
+                else:
+                    self.pass_value()
+
+    def pass_value(self) -> None:
+        """Past a value without reading it: to the end of its line, outside brackets and
+        strings."""
+        start, depth = self.pos, 0
+        while (token := _PASSED.match(self.text, self.pos)) is not None:
+            text = token.group()
+            if text == "\n" and depth == 0:
+                return
+            self.pos = token.end()
+            if text in ("(", "[", "{"):
+                depth += 1
+            elif text in (")", "]", "}"):
+                depth -= 1
+                if depth < 0:
+                    raise self.error(f"unbalanced {text!r}")
+        if self.pos < len(self.text):
+            raise self.error("unterminated string", at=start)
 
     # --- values ------------------------------------------------------------------------------
 
@@ -473,6 +528,13 @@ def parse_tag(section: str) -> tuple[str, dict[str, object]]:
     fields do not parse.
     """
     return _Parser(section).tag()
+
+
+def resource_sections(text: str, keep: Iterable[str] = ()) -> Iterator[Section]:
+    """The sections of a text scene or resource, each yielded as its header is read; its
+    ``properties`` hold the keys named in ``keep``, complete once the next section is yielded.
+    ``ConfigSyntaxError``, with the line, where the text does not read."""
+    return _Parser(text.removeprefix("\ufeff")).sections(keep)
 
 
 def read_config(path: Path) -> dict[str, dict[str, object]]:
