@@ -216,3 +216,21 @@ def test_a_reload_refuses_only_the_scripts_that_are_or_reach_a_link_out(tmp_path
         "project only, and the game keeps its old code"
     )
     assert str(tmp_path) not in refused.value.message
+
+
+def test_hostile_files_read_in_one_pass_and_the_paths_named_are_bounded(tmp_path):
+    # Shapes that make a backtracking scan quadratic: each is read once, to its end.
+    hostile = {
+        "stored.scn": (b"res://" * 600_000, []),  # 3.6 MB of starts, no path ever ends
+        "escaped.gd": (('"""' + '\\"""' * 200_000).encode(), []),  # a string never closed
+        "opens.gd": (b'preload("' * 200_000, ["res://preload("]),
+        "lines.tscn": (b'[ext_resource path="' * 200_000, ["res://[ext_resource path="]),
+    }
+    root = write(tmp_path / "hostile", {name: data for name, (data, _) in hostile.items()})
+    for name, (_, named) in hostile.items():
+        reached = reach.walk(root, [f"res://{name}"])
+        assert reached.complete and list(reached.by) == [f"res://{name}", *named], name
+    many = "".join(f'const C{i} = preload("res://c{i}.gd")\n' for i in range(reach.MAX_PATHS + 10))
+    (root / "many.gd").write_text(many)  # each path it names is one more to look at
+    reached = reach.walk(root, ["res://many.gd"])
+    assert not reached.complete and len(reached.by) == reach.MAX_PATHS

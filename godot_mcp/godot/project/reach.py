@@ -20,7 +20,8 @@ folder. A ``load`` at run time is not followed: a game may guard it
 
 A project may be hostile, so the walk is bounded and reads nothing outside the project: each
 file once (references may form cycles), at most ``MAX_FILES`` files and ``MAX_BYTES`` of them
-(each file's first ``MAX_FILE_BYTES``), a file opened only where its real place is inside the
+(each file's first ``MAX_FILE_BYTES``) and ``MAX_PATHS`` paths named, each file read in one
+pass linear in its size, a file opened only where its real place is inside the
 project and never through a link on the way; a path whose real place is outside (a link out
 of the project, or below one) is reached but never read (``Reached.outside``). Past a bound the
 walk stops and what it saw decides. Blocking: call from a worker thread.
@@ -40,9 +41,18 @@ from godot_mcp.godot.project.files import visible_files
 from godot_mcp.godot.project.presets import ConfigSyntaxError, Section, resource_sections
 from godot_mcp.godot.project.tree import read_below
 
-__all__ = ["MAX_BYTES", "MAX_FILES", "MAX_FILE_BYTES", "Reached", "references", "walk"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_FILES",
+    "MAX_FILE_BYTES",
+    "MAX_PATHS",
+    "Reached",
+    "references",
+    "walk",
+]
 
 MAX_FILES = 5_000  # files read in one walk
+MAX_PATHS = 50_000  # paths reached (named) in one walk
 MAX_FILE_BYTES = 4 << 20  # of each file, its first bytes (a text scene's references lead it)
 MAX_BYTES = 64 << 20  # read in one walk
 TEXT = frozenset({".tscn", ".tres", ".escn"})
@@ -51,7 +61,8 @@ SCRIPT = ".gd"
 _SOURCE = "script/source"  # a built-in script's code, in its sub_resource
 _ENDS = frozenset({"node", "resource"})  # sections after every reference of a text file
 _EXT_RESOURCE = re.compile(r'^\[ext_resource\b[^\n]*?\bpath="([^"\n]{1,4096})"', re.M)
-_STORED = re.compile(rb"(res://[^\x00-\x1f]{1,4096}?)\x00")
+_CONTROL = re.compile(rb"[\x00-\x1f]")
+_MAX_PATH = 4096
 # GDScript, token by token: a string or a comment is passed whole, so only code counts.
 _GDSCRIPT = re.compile(
     r'(?P<string>"""(?:[^\\]|\\.)*?"""|\'\'\'(?:[^\\]|\\.)*?\'\'\''
@@ -135,10 +146,13 @@ def walk(project: Path, roots: Iterable[str]) -> Reached:
                 if found is None:
                     continue
                 named = found
-            names.append(named)
             if named not in reached.by:
+                if len(reached.by) >= MAX_PATHS:
+                    reached.complete = False
+                    return reached
                 reached.by[named] = path
                 queue.append(named)
+            names.append(named)
     return reached
 
 
@@ -147,9 +161,7 @@ def references(path: str, data: bytes) -> Iterator[str]:
     ``res://`` paths, relative ones made so, ``uid://`` as written."""
     suffix = posixpath.splitext(path)[1].lower()
     if suffix in BINARY:
-        named: Iterable[str] = (
-            m.group(1).decode("utf-8", "replace") for m in _STORED.finditer(data)
-        )
+        named: Iterable[str] = _stored(data)
     else:
         text = data.decode("utf-8", "replace")
         named = _script_references(text) if suffix == SCRIPT else _text_references(text)
@@ -158,6 +170,17 @@ def references(path: str, data: bytes) -> Iterator[str]:
         absolute = _absolute(name, folder)
         if absolute is not None:
             yield absolute
+
+
+def _stored(data: bytes) -> Iterator[str]:
+    """The ``res://`` paths a binary resource stores: each string ends in a NUL, the path
+    last in it (after its length). One split and one search a piece: linear whatever the
+    bytes."""
+    for piece in data.split(b"\0"):
+        at = piece.rfind(b"res://")
+        path = piece[at:] if at != -1 else b""
+        if 6 < len(path) <= _MAX_PATH and not _CONTROL.search(path):
+            yield path.decode("utf-8", "replace")
 
 
 def _text_references(text: str) -> Iterator[str]:
