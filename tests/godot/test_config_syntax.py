@@ -918,6 +918,16 @@ def test_a_text_scene_reads_section_by_section_keeping_what_is_asked():
         "script/source": 'extends Node\nvar s = "[node name=\\"X\\"]"\n'
     }
     assert sections[3].properties == {"script": Constructed("ExtResource", "1")}  # the rest passed
+    passed = list(resource_sections(SCENE, fields=("path", "binds")))
+    assert [s.fields for s in passed] == [
+        {},
+        {"path": "res://os_test.gd"},
+        {},
+        {},
+        {"binds": [1, "]"]},
+    ]
+    # Fields not asked for are passed over: a blank after "=", brackets and a "]" in a string.
+    assert [s.fields for s in resource_sections(SCENE, fields=("id",))][-2:] == [{}, {}]
     for broken in ('[node name="a"]\nx = "open\n', '[node name="a"]\nx = (1]]\n', "x = 1\n"):
         with pytest.raises(ConfigSyntaxError):
             list(resource_sections(broken))

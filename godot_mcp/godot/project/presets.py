@@ -175,6 +175,8 @@ _TAG = re.compile(r"[^\x00-\x20=]+")
 _SECTION_TAG = re.compile(r"[^\x00-\x20=\]]+")
 # A value passed over: its strings whole, runs of anything else, brackets one at a time.
 _PASSED = re.compile(r'"(?:[^"\\]|\\.)*"|[^"\n()\[\]{}]+|[()\[\]{}]|\n')
+# A header's field value passed over: it ends at a blank or the header's ']' outside brackets.
+_PASSED_FIELD = re.compile(r'"(?:[^"\\]|\\.)*"|[^"\x00-\x20()\[\]{}]+|[()\[\]{}]|[\x00-\x20]+')
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}
 _WORDS: dict[str, object] = {
     "true": True,
@@ -273,8 +275,11 @@ class _Parser:
             raise self.error("expected key=value")
         return match.group(1).strip()
 
-    def tag(self, close: str = "") -> tuple[str, dict[str, object]]:
-        """A tag and its fields, to the end of the text or, with ``close``, past it."""
+    def tag(
+        self, close: str = "", only: frozenset[str] | None = None
+    ) -> tuple[str, dict[str, object]]:
+        """A tag and its fields (``only`` those named, the others passed over), to the end of
+        the text or, with ``close``, past it."""
         self.skip()
         name = self.take(_SECTION_TAG if close else _TAG)
         if name is None:
@@ -283,18 +288,23 @@ class _Parser:
         while (c := self.skip()) and c != close:
             field = self.identifier("a field name")
             self.expect("=")
-            fields[field] = self.value()
+            if only is None or field in only:
+                fields[field] = self.value()
+            else:
+                self.skip()
+                self.pass_value(_PASSED_FIELD)
         if close:
             self.expect(close)
         return name.group(), fields
 
-    def sections(self, keep: Iterable[str]) -> Iterator[Section]:
+    def sections(self, keep: Iterable[str], fields: Iterable[str] | None) -> Iterator[Section]:
         kept = frozenset(keep)
+        only = None if fields is None else frozenset(fields)
         current: Section | None = None
         while c := self.skip():
             if c == "[":
                 self.pos += 1
-                current = Section(*self.tag("]"))
+                current = Section(*self.tag("]", only))
                 yield current
             elif current is None:
                 raise self.error(f"expected a section header, found {self.found()}")
@@ -303,15 +313,18 @@ class _Parser:
                 if key in kept:
                     current.properties[key] = self.value()
                 else:
-                    self.pass_value()
+                    self.pass_value(_PASSED)
 
-    def pass_value(self) -> None:
-        """Past a value without reading it: to the end of its line, outside brackets and
-        strings."""
+    def pass_value(self, tokens: re.Pattern[str]) -> None:
+        """Past a value without reading it, outside brackets and strings: a property's to
+        the end of its line (``_PASSED``), a header field's to a blank or the header's end
+        (``_PASSED_FIELD``)."""
         start, depth = self.pos, 0
-        while (token := _PASSED.match(self.text, self.pos)) is not None:
+        field = tokens is _PASSED_FIELD
+        while (token := tokens.match(self.text, self.pos)) is not None:
             text = token.group()
-            if text == "\n" and depth == 0:
+            ends = (text[0] <= " " or text == "]") if field else text == "\n"
+            if ends and depth == 0:
                 return
             self.pos = token.end()
             if text in ("(", "[", "{"):
@@ -530,11 +543,14 @@ def parse_tag(section: str) -> tuple[str, dict[str, object]]:
     return _Parser(section).tag()
 
 
-def resource_sections(text: str, keep: Iterable[str] = ()) -> Iterator[Section]:
-    """The sections of a text scene or resource, each yielded as its header is read; its
-    ``properties`` hold the keys named in ``keep``, complete once the next section is yielded.
-    ``ConfigSyntaxError``, with the line, where the text does not read."""
-    return _Parser(text.removeprefix("\ufeff")).sections(keep)
+def resource_sections(
+    text: str, keep: Iterable[str] = (), fields: Iterable[str] | None = None
+) -> Iterator[Section]:
+    """The sections of a text scene or resource, each yielded as its header is read, with
+    its header's ``fields`` (default all); its ``properties`` hold the keys named in ``keep``,
+    complete once the next section is yielded. ``ConfigSyntaxError``, with the line, where
+    the text does not read."""
+    return _Parser(text.removeprefix("\ufeff")).sections(keep, fields)
 
 
 def read_config(path: Path) -> dict[str, dict[str, object]]:

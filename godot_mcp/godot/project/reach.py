@@ -189,7 +189,7 @@ def _text_references(text: str) -> Iterator[str]:
     named: list[str] = []
     scripts: list[Section] = []  # their source is complete once the walk is past them
     try:
-        for section in resource_sections(text, keep=(_SOURCE,)):
+        for section in resource_sections(text, keep=(_SOURCE,), fields=("path", "type")):
             if section.tag in _ENDS:
                 break
             path = section.fields.get("path")
