@@ -7,10 +7,10 @@ the game keeps its old code. A running game then recompiles them through its bri
 (whose bridge cannot answer) is told by its debugger, which applies it on continue: Godot 3
 reloads every script whatever is asked, Godot 4 the ones named.
 
-A reload reads the project only: a script that leads out of it through a symbolic link, or
-loads one that does (``preload``, ``extends "…"``, a scene's ``ext_resource``: ``reach.walk``),
-is refused, naming both. Links out elsewhere in the project refuse nothing: the check leaves
-them out.
+A reload reads the project only: a script named that leads out of it through a symbolic
+link, or loads one that does (``preload``, ``extends "…"``, a scene's ``ext_resource``:
+``reach.walk``), is refused, naming both; the default list leaves such scripts out. Links out
+elsewhere in the project refuse nothing: the check leaves them out.
 """
 
 from __future__ import annotations
@@ -43,6 +43,13 @@ def _all_scripts(project: Path) -> list[str]:
     return [p for p in check.select(plan, None) if p.endswith(".gd")]
 
 
+def leading_out(project: Path, scripts: Sequence[str]) -> set[str]:
+    """The ``scripts`` that are, or load, a path leading out of the project through a
+    symbolic link (blocking: reads what they load, once)."""
+    reached = reach.walk(project, scripts)
+    return reached.reaching(reached.outside) & set(scripts) if reached.outside else set()
+
+
 def refuse_links_out(project: Path, scripts: Sequence[str]) -> None:
     """``InvalidArgument`` for the first of ``scripts`` that is, or loads, a path leading out
     of the project through a symbolic link (blocking: reads what they load, once)."""
@@ -71,14 +78,16 @@ async def reload_scripts(
     debug = managed.debug.debugger if managed.debug is not None else None
     stopped = debug is not None and debug.lost is None and debug.stopped is not None
     if named:
+        await rt.disk(refuse_links_out, rt.project, named)
         targets = named
-    elif stopped:
-        targets = await rt.disk(_all_scripts, rt.project)
     else:
-        targets = await managed.game.loaded_scripts()
+        used = await (
+            rt.disk(_all_scripts, rt.project) if stopped else managed.game.loaded_scripts()
+        )
+        out = await rt.disk(leading_out, rt.project, used)
+        targets = [t for t in used if t not in out]
     if not targets:
         return []
-    await rt.disk(refuse_links_out, rt.project, targets)
     report = await checks.run(targets, reader=READER, leave_out=True)
     for problem in report.problems:
         if problem.kind in ("parse", "load") and problem.path in targets:

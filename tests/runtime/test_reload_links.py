@@ -1,5 +1,6 @@
 """A link out of the project on a real engine: a reload of a running game refuses only the
-scripts that are or load one, and takes the others; an import refuses in its own words."""
+scripts named that are or load one, and takes the others; the default list leaves them out; an
+import refuses in its own words."""
 
 from __future__ import annotations
 
@@ -32,6 +33,19 @@ func _process(_delta):
 \t\tprint("VALUE %d" % Tools.value())
 """
 TOOLS_GD = "extends Reference\n\n\nstatic func value():\n\treturn 1\n"
+# The game runs uses.gd too, on a child node: it loads the link out (the game is not sandboxed).
+MAIN_TSCN = """\
+[gd_scene load_steps=3 format=2]
+
+[ext_resource path="res://main.gd" type="Script" id=1]
+[ext_resource path="res://uses.gd" type="Script" id=2]
+
+[node name="Main" type="Node2D"]
+script = ExtResource( 1 )
+
+[node name="Uses" type="Node2D" parent="."]
+script = ExtResource( 2 )
+"""
 LEVEL_TSCN = """\
 [gd_scene load_steps=2 format=2]
 
@@ -48,7 +62,7 @@ async def test_a_reload_refuses_only_what_reaches_a_link_out(tmp_path: Path) -> 
         tmp_path / "p",
         {
             "project.godot": engine.port(PROJECT),
-            "main.tscn": engine.scene("main.gd"),
+            "main.tscn": engine.port(MAIN_TSCN),
             "main.gd": MAIN_GD,
             "tools.gd": engine.port(TOOLS_GD),
             "uses.gd": 'extends "res://mid.gd"\n',
@@ -76,7 +90,8 @@ async def test_a_reload_refuses_only_what_reaches_a_link_out(tmp_path: Path) -> 
         "outcome": "invalid_argument",
         "message": link + "imports read the project only",
     }
-    assert everything["reloaded"] == ["res://main.gd"]  # the scripts its nodes run
+    # The scripts its nodes run, but the one that loads the link out (and its base, mid.gd).
+    assert everything["reloaded"] == ["res://main.gd"]
     assert named["reloaded"] == ["res://tools.gd"]  # and the game ran its new code
     assert refused == {
         "outcome": "invalid_argument",
