@@ -83,7 +83,7 @@ async def session_start(call: ToolCall) -> types.CallToolResult:
         disabled = None if call.deps.disclosure.writes else WRITES_DISABLED
         tool = wire_name("project.import", call.deps.names)
         raise Unavailable(exc.worded(tool, disabled)) from None
-    fields: dict[str, Any] = {"warnings": managed.warnings} if managed.warnings else {}
+    fields: dict[str, Any] = {"warnings": list(managed.warnings)} if managed.warnings else {}
     return ok(session=_session(managed), **fields)
 
 
@@ -185,8 +185,8 @@ TOOLS = [
         "Start the project's main scene (or a res:// scene) in a managed game session: "
         "windowed (captures work) or headless, with the game's own args. Sessions run side "
         "by side (a server and its clients). Launches a Godot process (about a second). "
-        "warnings, when present, say what to know first (the game's own files written into "
-        "the project).",
+        "warnings, when present, say what to know first: C# scripts that will not load on "
+        "an engine without .NET, or the game's own files written into the project.",
         session_start,
         args=(
             Arg("mode", "string", choices=MODES, default="windowed"),

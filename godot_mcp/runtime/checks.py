@@ -35,13 +35,22 @@ class CheckService(HeadlessWork):
         super().__init__(rt, exports)
         self.imports = ImportService(rt, exports)  # project.import, and a check's own copy
 
-    async def run(self, paths: Sequence[str] | None, progress: Progress | None = None) -> Report:
-        """Check the project (under ``paths``); refusals are typed, nothing is kept after."""
+    async def run(
+        self,
+        paths: Sequence[str] | None,
+        progress: Progress | None = None,
+        reader: str = "checks",
+        leave_out: bool = False,
+    ) -> Report:
+        """Check the project (under ``paths``); refusals are typed, nothing is kept after.
+        ``reader``: the work a link out of the project is refused for ("checks read the
+        project only"); with ``leave_out`` such links are left out instead (a reload's check,
+        whose scripts were seen to reach none)."""
         async with self.tracked():
             install = self.install()
             # Bad paths (a link out of the project, a path not in it) are refused before capacity
             # is looked at: their errors are the tree's InvalidArgument.
-            plan = await self.rt.disk(tree.plan, self.rt.project)
+            plan = await self.rt.disk(tree.plan, self.rt.project, reader, leave_out)
             files = check.select(plan, paths)
             with self.rt.slots.take():
                 self.refuse_low_space(SLACK, f"a check needs about {SLACK} for Godot's own files")

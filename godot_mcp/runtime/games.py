@@ -150,11 +150,11 @@ class GameService:
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
         points = await self.rt.disk(parse_breakpoints, self.rt.project, breakpoints)
-        await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode)
+        warnings = await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode, scene)
         await self.rt.disk(refuse_never_imported, self.rt.project, self.rt.godot.major)
         install = self.rt.godot
         version = install.version if mode == "windowed" else install.headless_version
-        warnings = await self.rt.disk(project_file_warnings, self.rt.project, version)
+        warnings += await self.rt.disk(project_file_warnings, self.rt.project, version)
         limit = self.rt.capacity.max_game_sessions
         if self.running() + self._starting >= limit:
             raise Unavailable(

@@ -57,7 +57,7 @@ class ImportService(HeadlessWork):
         try:
             async with self.tracked():
                 with self.rt.slots.take(), await self.rt.disk(self._lock):
-                    plan = await self.rt.disk(tree.plan, self.rt.project)
+                    plan = await self.rt.disk(tree.plan, self.rt.project, "imports")
                     work = self.scratch / new_id()
                     job = Importer(
                         install.headless,

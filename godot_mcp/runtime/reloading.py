@@ -6,6 +6,11 @@ the game keeps its old code. A running game then recompiles them through its bri
 (instances keep their members), and answers once that is done; a game stopped at a break
 (whose bridge cannot answer) is told by its debugger, which applies it on continue: Godot 3
 reloads every script whatever is asked, Godot 4 the ones named.
+
+A reload reads the project only: a script named that leads out of it through a symbolic
+link, or loads one that does (``preload``, ``extends "…"``, a scene's ``ext_resource``:
+``reach.walk``), is refused, naming both; the default list leaves such scripts out. Links out
+elsewhere in the project refuse nothing: the check leaves them out.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from pathlib import Path
 
 from godot_mcp.errors import InvalidArgument
 from godot_mcp.godot import check
-from godot_mcp.godot.project import tree
+from godot_mcp.godot.project import reach, tree
 from godot_mcp.runtime.checks import CheckService
 from godot_mcp.runtime.debugging import project_script
 from godot_mcp.runtime.games import GameService
@@ -24,6 +29,7 @@ from godot_mcp.store.values import Caller
 __all__ = ["MAX_PATHS", "reload_scripts"]
 
 MAX_PATHS = 200
+READER = "reloads"  # a refusal's words: "reloads read the project only"
 
 
 def _scripts(project: Path, paths: Sequence[str]) -> list[str]:
@@ -33,7 +39,32 @@ def _scripts(project: Path, paths: Sequence[str]) -> list[str]:
 
 def _all_scripts(project: Path) -> list[str]:
     """Every GDScript file of the project, as Godot's file system sees them."""
-    return [p for p in check.select(tree.plan(project), None) if p.endswith(".gd")]
+    plan = tree.plan(project, READER, leave_out=True)
+    return [p for p in check.select(plan, None) if p.endswith(".gd")]
+
+
+def leading_out(project: Path, scripts: Sequence[str]) -> set[str]:
+    """The ``scripts`` that are, or load, a path leading out of the project through a
+    symbolic link (blocking: reads what they load, once)."""
+    reached = reach.walk(project, scripts)
+    return reached.reaching(reached.outside) & set(scripts) if reached.outside else set()
+
+
+def refuse_links_out(project: Path, scripts: Sequence[str]) -> None:
+    """``InvalidArgument`` for the first of ``scripts`` that is, or loads, a path leading out
+    of the project through a symbolic link (blocking: reads what they load, once)."""
+    reached = reach.walk(project, scripts)
+    if not reached.outside:
+        return
+    leading = reached.reaching(reached.outside)
+    for script in [s for s in scripts if s in leading] or scripts:
+        own = reach.walk(project, [script]).outside  # from this one: what it loads that leads out
+        if own:
+            how = "leads" if own[0] == script else f"loads {own[0][:300]}, which leads"
+            raise InvalidArgument(
+                f"{script[:300]} {how} out of the project through a symbolic link; {READER} "
+                "read the project only, and the game keeps its old code"
+            )
 
 
 async def reload_scripts(
@@ -47,14 +78,17 @@ async def reload_scripts(
     debug = managed.debug.debugger if managed.debug is not None else None
     stopped = debug is not None and debug.lost is None and debug.stopped is not None
     if named:
+        await rt.disk(refuse_links_out, rt.project, named)
         targets = named
-    elif stopped:
-        targets = await rt.disk(_all_scripts, rt.project)
     else:
-        targets = await managed.game.loaded_scripts()
+        used = await (
+            rt.disk(_all_scripts, rt.project) if stopped else managed.game.loaded_scripts()
+        )
+        out = await rt.disk(leading_out, rt.project, used)
+        targets = [t for t in used if t not in out]
     if not targets:
         return []
-    report = await checks.run(targets)
+    report = await checks.run(targets, reader=READER, leave_out=True)
     for problem in report.problems:
         if problem.kind in ("parse", "load") and problem.path in targets:
             at = f"{problem.path}:{problem.line}" if problem.line else problem.path

@@ -91,7 +91,7 @@ class TestService(HeadlessWork):
                 raise Unavailable(
                     f"gdUnit4 runs on Godot 4 only; this server's Godot is {install.headless_name}"
                 )
-            plan = await self.rt.disk(tree.plan, self.rt.project)
+            plan = await self.rt.disk(tree.plan, self.rt.project, "test runs")
             selection = select(plan, paths, chosen)
             refuse_without_runner(plan, chosen)
             config = await self.rt.disk(gut_config, self.rt.project) if chosen == "gut" else None

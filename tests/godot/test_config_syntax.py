@@ -31,6 +31,7 @@ from godot_mcp.godot.project.presets import (
     parse_tag,
     project_name,
     read_presets,
+    resource_sections,
 )
 from tests.support.engines import Engine
 
@@ -873,3 +874,60 @@ def test_the_project_file_each_engine_writes_parses(tmp_path: Path, engine: Engi
     assert same(parsed["custom"], expected), text
     assert info(project)["name"] == "Live Writer"
     assert info(project)["main_scene"] == "res://main.tscn"
+
+
+SCENE = """\
+[gd_scene load_steps=3 format=3 uid="uid://c2c0"]
+
+[ext_resource type="Script" uid="uid://bt" path="res://os_test.gd" id="1"]
+
+[sub_resource type="GDScript" id="2"]
+script/source = "extends Node
+var s = \\"[node name=\\\\\\"X\\\\\\"]\\"
+"
+
+[node name="OSTest" type="Panel" unique_id=940490937]
+data = PackedInt32Array(1, 2, 3)
+text = "a ] [ ) ( } {
+[node name=\\"not a header\\"]"
+meta = {
+"k": [1, (2), {"x": "]"}]
+}
+script = ExtResource("1")
+
+[connection signal="pressed" from="A" to="." method="_on" binds= [ 1, "]" ]]
+"""
+
+
+def test_a_text_scene_reads_section_by_section_keeping_what_is_asked():
+    sections = list(resource_sections(SCENE, keep=("script/source", "script")))
+    assert [(s.tag, s.fields) for s in sections] == [
+        ("gd_scene", {"load_steps": 3, "format": 3, "uid": "uid://c2c0"}),
+        (
+            "ext_resource",
+            {"type": "Script", "uid": "uid://bt", "path": "res://os_test.gd", "id": "1"},
+        ),
+        ("sub_resource", {"type": "GDScript", "id": "2"}),
+        ("node", {"name": "OSTest", "type": "Panel", "unique_id": 940490937}),
+        (
+            "connection",
+            {"signal": "pressed", "from": "A", "to": ".", "method": "_on", "binds": [1, "]"]},
+        ),
+    ]
+    assert sections[2].properties == {
+        "script/source": 'extends Node\nvar s = "[node name=\\"X\\"]"\n'
+    }
+    assert sections[3].properties == {"script": Constructed("ExtResource", "1")}  # the rest passed
+    passed = list(resource_sections(SCENE, fields=("path", "binds")))
+    assert [s.fields for s in passed] == [
+        {},
+        {"path": "res://os_test.gd"},
+        {},
+        {},
+        {"binds": [1, "]"]},
+    ]
+    # Fields not asked for are passed over: a blank after "=", brackets and a "]" in a string.
+    assert [s.fields for s in resource_sections(SCENE, fields=("id",))][-2:] == [{}, {}]
+    for broken in ('[node name="a"]\nx = "open\n', '[node name="a"]\nx = (1]]\n', "x = 1\n"):
+        with pytest.raises(ConfigSyntaxError):
+            list(resource_sections(broken))

@@ -101,8 +101,18 @@ def test_csharp_where_godot_does_not_look_does_not_count(tmp_path):
     assert read_facts(project(tmp_path / "p", GODOT4, files)).dotnet is False
 
 
-def test_a_csharp_project_on_an_engine_without_dotnet_refuses_games(tmp_path):
-    sharp = project(tmp_path / "sharp", GODOT3, {"Main.cs": "", "Sharp.csproj": ""})
+MAIN_CS_SCENE = (
+    '[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://Main.cs" type="Script" id=1]'
+    '\n\n[node name="Main" type="Node2D"]\nscript = ExtResource( 1 )\n'
+)
+
+
+def test_a_game_that_needs_csharp_is_refused_on_an_engine_without_dotnet(tmp_path):
+    main = GODOT3 + 'run/main_scene="res://Main.tscn"\n'
+    sharp = project(
+        tmp_path / "sharp", main, {"Main.cs": "", "Sharp.csproj": "", "Main.tscn": MAIN_CS_SCENE}
+    )
+    carries = project(tmp_path / "carries", GODOT3, {"Main.cs": "", "Sharp.csproj": ""})
     plain = project(tmp_path / "plain", GODOT3, {"main.gd": "extends Node\n"})
     install = _install("3.2.3.stable.custom_build", "3.2.3.stable.custom_build")
     for mode in ("windowed", "headless"):
@@ -112,7 +122,11 @@ def test_a_csharp_project_on_an_engine_without_dotnet_refuses_games(tmp_path):
             "the project uses C# and this Godot 3.2.3 is not a .NET build, so its C# scripts "
             "cannot load; run it with a .NET build of Godot"
         )
-        refuse_csharp(plain, install, mode)
+        assert refuse_csharp(carries, install, mode) == [
+            "this Godot 3.2.3 is not a .NET build, so the project's C# scripts will not load "
+            "(res://Main.cs); what the game loads at start attaches none of them"
+        ]
+        assert refuse_csharp(plain, install, mode) == []
     # A .NET build runs it; an engine of unknown version is not second-guessed.
     refuse_csharp(sharp, _install("3.5.stable.mono.official"), "windowed")
     refuse_csharp(sharp, _install(None), "windowed")
@@ -170,9 +184,20 @@ KNOWN = frozenset(
 )
 
 
-def read(text: str, csharp: bool) -> check.OutputReader:
+def read(
+    text: str,
+    csharp: bool,
+    known: frozenset[str] = KNOWN,
+    csharp_only: frozenset[str] = frozenset(),
+) -> check.OutputReader:
     begun = [ln.split(" BEGIN ", 1)[1] for ln in text.splitlines() if f"{M} BEGIN " in ln]
-    reader = check.OutputReader(M, KNOWN, expected=list(dict.fromkeys(begun)), csharp=csharp)
+    reader = check.OutputReader(
+        M,
+        known,
+        expected=list(dict.fromkeys(begun)),
+        csharp=csharp,
+        csharp_only=set(csharp_only),
+    )
     if csharp:
         reader.report(check.Problem("load", "res://Main.cs", csharp_reason("Godot 3.2.3")))
     for line in text.splitlines():
@@ -234,6 +259,52 @@ def test_a_csharp_project_is_one_problem_and_its_scenes_none_on_an_engine_withou
             6,
             "res://Main.cs exists but does not load (is the project imported?)",
         ),
+    ]
+
+
+# tests/fixtures/csharp/needs checked: an autoload's script preloads a script that preloads
+# C#. The autoload loaded them first (its errors before the check begins); Godot 3.2.3 says
+# the preload again, Godot 4.6.3 nothing more.
+PRELOADS3 = f"""\
+{M} BEGIN res://hud.gd
+{M} END failed res://hud.gd
+{M} BEGIN res://lib/chain.gd
+ERROR: _load: No loader found for resource: res://lib/Deep.cs.
+   At: core/io/resource_loader.cpp:286.
+SCRIPT ERROR: GDScript::reload: Parse Error: Can't preload resource at path: res://lib/Deep.cs
+   At: res://lib/chain.gd:3.
+ERROR: reload: Method failed. Returning: ERR_PARSE_ERROR
+   At: modules/gdscript/gdscript.cpp:599.
+{M} END failed res://lib/chain.gd
+{M} BEGIN res://hud.tscn
+{M} INSTANCE res://hud.tscn
+{M} END ok res://hud.tscn
+{M} DONE
+"""
+PRELOADS4 = f"""\
+{M} BEGIN res://hud.gd
+{M} END ok res://hud.gd
+{M} BEGIN res://lib/chain.gd
+{M} END failed res://lib/chain.gd
+{M} DONE
+"""
+PRELOADING = frozenset(
+    {"res://hud.gd", "res://lib/chain.gd", "res://lib/Deep.cs", "res://hud.tscn", "res://Main.cs"}
+)
+
+
+def test_scripts_that_fail_only_for_a_preloaded_csharp_script_are_not_reported():
+    reaching = frozenset({"res://hud.gd", "res://lib/chain.gd", "res://hud.tscn"})
+    for lines in (PRELOADS3, PRELOADS4):
+        reader = read(lines, csharp=False, known=PRELOADING)
+        assert reader.problems, lines  # without the verdict, failures
+        reader = read(lines, csharp=True, known=PRELOADING, csharp_only=reaching)
+        assert [p.path for p in reader.problems] == ["res://Main.cs"], lines
+    # Godot 3 names the C# script it could not preload: known without the walk's set too.
+    reader = read(PRELOADS3, csharp=True, known=PRELOADING)
+    assert [(p.path, p.message) for p in reader.problems] == [
+        ("res://Main.cs", csharp_reason("Godot 3.2.3")),
+        ("res://hud.gd", "Godot could not load it"),  # the walk's set is what explains it
     ]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from godot_mcp.godot.testrun import Case, ReportRefused, frameworks, parse_report, read_report
-from godot_mcp.godot.testrun.junit import MAX_CASES, MAX_REPORT
+from godot_mcp.godot.testrun.junit import MAX_CASES, MAX_DEPTH, MAX_REPORT
 
 DATA = Path(__file__).parent.parent / "data" / "junit"
 
@@ -85,7 +85,7 @@ def test_a_report_made_to_be_slow_reads_in_linear_time() -> None:
     for piece in (b"<failure>", b"<failure ", b"<failure><![CDATA[", b"<skipped/>"):
         data = b"<testsuites>" + piece * 400_000
         started = time.process_time()
-        with pytest.raises(ReportRefused, match="not XML"):
+        with pytest.raises(ReportRefused, match=r"not XML|nests elements more than"):
             parse_report(data)
         assert time.process_time() - started < 5, piece  # quadratic would be hours
 
@@ -239,3 +239,33 @@ def test_odd_but_valid_reports_read_and_nothing_in_them_raises() -> None:
         read.kept is not None
         and b"[" + str(len(long_body) - (64 << 10)).encode() + b" characters cut]" in read.kept
     )
+
+
+def nested(depth: int) -> bytes:
+    """A report whose elements nest ``depth`` deep, the root counted."""
+    inner = depth - 2
+    body = "<testcase name='t'>" + "<x>" * inner + "</x>" * inner + "</testcase>"
+    return f"<testsuite name='s'>{body}</testsuite>".encode()
+
+
+def test_a_report_nested_deeper_than_allowed_is_refused_as_read_and_kept_as_text() -> None:
+    deep = b"<testsuites>" + b"<x>" * 200_000 + b"</x>" * 200_000 + b"</testsuites>"
+    for data in (deep, nested(MAX_DEPTH + 1)):
+        read = read_report(data, scrub)
+        why = f"the report nests elements more than {MAX_DEPTH} deep"
+        assert (read.report, read.why, read.kept) == (None, why, data)
+    read = read_report(nested(MAX_DEPTH), scrub)
+    assert read.report is not None and read.report.tests == 1
+    assert read.kept is not None and ET.fromstring(read.kept).find(".//x") is not None
+
+
+def test_the_rewritten_report_is_written_as_elementtree_writes_it() -> None:
+    odd = (
+        b'<testsuites xmlns:q="urn:q" q:at="a&quot;&#10;&#9;b" xml:lang="en"><q:s>t&amp;&lt;'
+        b'</q:s>tail<e/><testsuite name="s"><testcase name="t"/></testsuite></testsuites>'
+    )
+    for data in [*(p.read_bytes() for p in sorted(DATA.glob("*.xml"))), odd]:
+        read = read_report(data)
+        assert read.kept is not None
+        assert read.kept == ET.tostring(ET.fromstring(read.kept), "utf-8", xml_declaration=True)
+        assert read.kept == ET.tostring(ET.fromstring(data), "utf-8", xml_declaration=True)

@@ -237,3 +237,28 @@ def test_a_path_too_long_for_the_system_refuses_the_plan_by_its_res_path(tmp_pat
     assert caught.value.message.startswith("res://" + "d" * 203 + "/")
     assert "cannot be read: File name too long" in caught.value.message
     assert len(caught.value.message) < 400
+
+
+def test_a_refusal_names_the_work_refused_and_a_plan_may_leave_links_out(tmp_path: Path) -> None:
+    project = _project(tmp_path / "project")
+    (project / "a_leak.txt").symlink_to("/etc/passwd")
+    (project / "data" / "loop").symlink_to("..", target_is_directory=True)
+    for reader in ("checks", "imports", "test runs", "reloads"):
+        with pytest.raises(tree.LinkOutside) as exc:
+            tree.plan(project, reader)
+        assert exc.value.message == (
+            f"res://a_leak.txt is a symbolic link to a place outside the project; {reader} "
+            "read the project only"
+        )
+    (project / "a_leak.txt").unlink()
+    with pytest.raises(tree.LinkLoop) as loop:
+        tree.plan(project, "checks")
+    assert loop.value.message == (
+        "res://data/loop is a link to a folder that contains it; checks cannot follow a loop"
+    )
+    (project / "a_leak.txt").symlink_to("/etc/passwd")
+    kept = tree.plan(project, "reloads", leave_out=True)
+    assert kept.left_out == ["a_leak.txt", "data/loop"]
+    assert {e.rel for e in kept.entries} == {
+        e.rel for e in tree.plan(_project(tmp_path / "b")).entries
+    }

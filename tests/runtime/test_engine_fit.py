@@ -319,3 +319,88 @@ async def test_each_scene_is_instantiated_freed_and_bounded(tmp_path):
     }
     assert checked["checked"] == {"scripts": 4, "scenes": 5}
     assert len(checked["errors"]) == 4 and checked["truncated"] is False
+
+
+CSHARP_FIXTURES = Path(__file__).parent.parent / "fixtures" / "csharp"
+
+
+def fixture_project(name: str, root: Path) -> Path:
+    """``tests/fixtures/csharp/<name>`` in this lane's engine's format."""
+    engine = engines.current()
+    source = CSHARP_FIXTURES / name
+    files = {
+        p.relative_to(source).as_posix(): engine.port(p.read_text())
+        for p in sorted(source.rglob("*"))
+        if p.is_file()
+    }
+    return write(root, files)
+
+
+def carried(version: str, files: str) -> str:
+    return (
+        f"this {engine_name(version)} is not a .NET build, so the project's C# scripts will "
+        f"not load ({files}); what the game loads at start attaches none of them"
+    )
+
+
+async def test_a_project_that_only_carries_csharp_runs_and_is_warned(tmp_path):
+    """misc/os_test's shape: a GDScript main scene and autoload, a .csproj, a C# script loaded
+    behind a guard, and a scene attaching it that nothing loads. It starts (windowed and
+    headless) with a warning naming the C# file, its main scene runs; the check finds
+    nothing wrong and warns the same; its export warns the same."""
+    project = fixture_project("carries", tmp_path / "carries")
+    with anyio.fail_after(180):
+        async with stdio_client(project, tmp_path / "state") as c:
+            profile = await ok(c, "server.profile")
+            godot = profile["godot"]
+            checked = await ok(c, "project.check")
+            starts = {}
+            for mode in ("windowed", "headless"):
+                started = await ok(c, "runtime.session.start", {"mode": mode})
+                sid = {"session_id": started["session"]["id"]}
+                await ok(c, "runtime.wait", {**sid, "until": {"frames": 3}})
+                lines = (await ok(c, "runtime.log.read", sid))["lines"]
+                await ok(c, "runtime.session.stop", sid)
+                starts[mode] = (started, [line["text"] for line in lines])
+            export = await exported(c)
+    assert checked == {
+        "outcome": "ok",
+        "errors": [],
+        "checked": {"scripts": 2, "scenes": 2},
+        "truncated": False,
+        "warnings": [carried(godot["headless_version"], "res://Optional.cs")],
+    }
+    for mode, version in (("windowed", godot["version"]), ("headless", godot["headless_version"])):
+        started, lines = starts[mode]
+        assert started["warnings"] == [carried(version, "res://Optional.cs")], mode
+        assert "CARRIES: running without C#" in lines, lines
+    assert export["state"] == "succeeded", export
+    assert export["warnings"] == [carried(godot["headless_version"], "res://Optional.cs")]
+
+
+async def test_a_project_whose_autoload_preloads_csharp_needs_it(tmp_path):
+    """The C# script is reached only through an autoload's scene (ext_resource), its script
+    and a chain of preloads: the game is refused as any game that needs C#, the check
+    reports it once, the export warns."""
+    project = fixture_project("needs", tmp_path / "needs")
+    with anyio.fail_after(180):
+        async with stdio_client(project, tmp_path / "state") as c:
+            profile = await ok(c, "server.profile")
+            godot = profile["godot"]
+            checked = await ok(c, "project.check")
+            refused = {}
+            for mode in ("windowed", "headless"):
+                r = await c.call_tool("runtime_session_start", {"mode": mode})
+                refused[mode] = r.structured_content
+            export = await exported(c)
+    why = not_dotnet(godot["headless_version"])
+    assert checked == {
+        "outcome": "ok",
+        "errors": [{"path": "res://lib/Deep.cs", "kind": "load", "message": why}],
+        "checked": {"scripts": 3, "scenes": 2},
+        "truncated": False,
+    }
+    for mode, version in (("windowed", godot["version"]), ("headless", godot["headless_version"])):
+        assert refused[mode] == {"outcome": "unavailable", "message": not_dotnet(version)}
+    engine = engine_name(godot["headless_version"])
+    assert (export["state"], export["warnings"]) == ("succeeded", [csharp_export(engine)])

@@ -605,6 +605,52 @@ async def test_a_never_imported_project_is_refused_then_imported(tmp_path: Path)
     assert record.read_text().startswith('source_md5="')
 
 
+async def test_a_link_out_is_refused_in_each_works_words_and_reloads_only_where_reached(
+    tmp_path: Path,
+) -> None:
+    """One link out of the project: a check, an import, a test run and an export each refuse
+    naming their own work; a reload refuses only a script that is or loads a link out."""
+    project = make_project(tmp_path / "project")
+    (project / "main.gd").write_text("extends Node2D\n")
+    (project / "uses.gd").write_text('extends "res://mid.gd"\n')
+    (project / "mid.gd").write_text('extends Node2D\nconst Level = preload("res://level.tscn")\n')
+    (project / "level.tscn").write_text(
+        '[gd_scene load_steps=2 format=2]\n\n[ext_resource path="res://linked.gd" '
+        'type="Script" id=1]\n\n[node name="Level" type="Node"]\nscript = ExtResource( 1 )\n'
+    )
+    (project / "addons" / "gut").mkdir(parents=True)
+    (tmp_path / "outside.gd").write_text("extends Node\n")
+    (project / "linked.gd").symlink_to(tmp_path / "outside.gd")
+    link = "res://linked.gd is a symbolic link to a place outside the project; "
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path) as c:
+            for tool, args, reader in (
+                ("project.check", {}, "checks"),
+                ("project.import", {}, "imports"),
+                ("project.test", {}, "test runs"),
+                ("project.export", {"platform": "linux", "kind": "pack"}, "exports"),
+            ):
+                refused = await call(c, tool, args)
+                assert refused == {
+                    "outcome": "invalid_argument",
+                    "message": f"{link}{reader} read the project only",
+                }, tool
+            sid = {"session_id": (await ok(c, "runtime.session.start"))["session"]["id"]}
+            assert (await ok(c, "runtime.scripts.reload", sid))["reloaded"] == ["res://main.gd"]
+            named = await ok(c, "runtime.scripts.reload", {**sid, "paths": ["res://main.gd"]})
+            assert named["reloaded"] == ["res://main.gd"]
+            refused = await call(
+                c, "runtime.scripts.reload", {**sid, "paths": ["res://main.gd", "res://uses.gd"]}
+            )
+            assert refused == {
+                "outcome": "invalid_argument",
+                "message": "res://uses.gd loads res://linked.gd, which leads out of the project "
+                "through a symbolic link; reloads read the project only, and the game keeps "
+                "its old code",
+            }
+            await ok(c, "runtime.session.stop", sid)
+
+
 def test_every_shipped_tool_is_called_in_this_lane() -> None:
     from godot_mcp.edge.server import shipped_tools
 

@@ -218,7 +218,15 @@ async def test_a_runner_that_dies_or_lies_answers_failed(tmp_path):
     widened += write.replace("f.store_string({text})", "f.store_buffer(b)")
     # The framework's own code does not compile here, and the runner never quits.
     stuck = "\tload('res://addons/gut/broken.gd')\n\twhile true:\n\t\tOS.delay_msec(100)\n"
+    # A report nested 200,000 elements deep, written a piece at a time.
+    deep = write.replace(
+        "\tf.store_string({text})\n",
+        "\tf.store_string('<testsuites>')\n\tfor i in range(200000):\n\t\tf.store_string('<x>')\n"
+        "\tfor i in range(200000):\n\t\tf.store_string('</x>')\n"
+        "\tf.store_string('</testsuites>')\n\tprint('DEEP REPORT WRITTEN')\n",
+    )
     lying = {
+        "deep": runner.format(body=deep),
         "doctype": runner.format(body=write.replace("{text}", repr(doctype))),
         "link": runner.format(body=link),
         "spelled": runner.format(body=spelled),
@@ -238,6 +246,8 @@ async def test_a_runner_that_dies_or_lies_answers_failed(tmp_path):
                 answers[name] = r.structured_content
                 if name == "doctype":
                     kept = await fetch(c, r.structured_content["report"])
+                if name == "deep":
+                    kept_deep = await fetch(c, r.structured_content["report"], 300_000)
     crashed = answers["crash"]
     assert crashed["outcome"] == "failed", crashed
     assert crashed["message"].startswith("the test runner exited with code ")
@@ -250,6 +260,14 @@ async def test_a_runner_that_dies_or_lies_answers_failed(tmp_path):
         "a JUnit report never does"
     )
     assert kept == doctype.encode()  # registered all the same, as written
+    deep_answer = answers["deep"]
+    assert (deep_answer["outcome"], deep_answer["framework"]) == ("failed", "gut"), deep_answer
+    assert deep_answer["message"] == (
+        "the GUT report could not be read: the report nests elements more than 64 deep"
+    )
+    assert "DEEP REPORT WRITTEN" in deep_answer["log_tail"]
+    assert kept_deep == b"<testsuites>" + b"<x>" * 200_000 + b"</x>" * 200_000 + b"</testsuites>"
+    assert deep_answer["report"]["size"] == len(kept_deep)
     linked = answers["link"]
     assert linked["outcome"] == "failed", linked
     assert linked["message"] == "the test runner exited with code 0 without writing its report"

@@ -39,10 +39,13 @@ Each scene that loads is also instantiated (never added to a tree) and freed, as
 instantiate it: its nodes' classes are created and their scripts attached, their ``_init`` and
 setters run. A scene whose instantiation never ends is a stuck file like any other.
 
-A C# project on an engine without .NET (``Check(dotnet=False)``): its C# scripts cannot load,
-which is reported once, as ``load`` on the first ``.cs`` file ("this Godot is not a .NET
-build"); a scene or resource whose only failure is a ``.cs`` script it names is not reported
-again, nor are the files that fail because it does not load.
+A C# project on an engine without .NET (``Check(dotnet=False)``): its C# scripts cannot load.
+When the game needs them (``facts.csharp_fit``: its main scene or an autoload attaches one, at
+load time) that is reported once, as ``load`` on the first ``.cs`` file ("this Godot is not a
+.NET build"); when it only carries them (they load at run time behind a guard, or nothing
+loads them) the report's ``warnings`` name them and no problem is reported. Either way a scene
+or resource whose only failure is a ``.cs`` script it names is not reported, nor are the files
+that fail because it does not load.
 
 A dependency that exists in the project but does not load (an image never imported) is a
 ``load`` problem of the scene, not a missing one; Godot 4 says so twice (the imported copy it
@@ -79,8 +82,15 @@ from godot_mcp.godot.process.engine_lines import (
 from godot_mcp.godot.process.output import PipeLines, plain
 from godot_mcp.godot.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.godot.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
-from godot_mcp.godot.project import tree
-from godot_mcp.godot.project.facts import Facts, csharp_reason, first_csharp, read_facts
+from godot_mcp.godot.project import reach, tree
+from godot_mcp.godot.project.facts import (
+    Facts,
+    csharp_carried,
+    csharp_fit,
+    csharp_reason,
+    first_csharp,
+    read_facts,
+)
 
 SCRIPTS = frozenset({".gd"})
 SCENES = frozenset({".tscn", ".scn", ".tres", ".res"})  # counted as scenes: scenes, resources
@@ -102,6 +112,9 @@ _IMPORTED = re.compile(
     r"Failed loading resource: (res://\.(?:import|godot/imported)/[^\s]+?)\.?(?: |$)"
 )
 _CONSEQUENCE = re.compile(r"Failed to compile depended scripts")
+# A script's preload that failed: Godot 3 "Can't preload resource at path: res://a.cs",
+# Godot 4 "Could not preload resource file \"res://a.cs\"."
+_PRELOADS = re.compile(r"preload\b.*?(res://[^\s\"']+?)\.?(?:[\s\"']|$)", re.IGNORECASE)
 _ERROR = re.compile(r"^(?:SCRIPT )?ERROR: (?:[\w:]+: )?(.*)$")
 # Error lines that say nothing about a file (the engine's start-up lines aside, which
 # engine_lines knows): the failed directory writes of a read-only sandbox and their echoes.
@@ -277,7 +290,8 @@ class OutputReader:
     redact: Callable[[str], str] = str
     expected: Sequence[str] = ()  # the files, in the order Godot is given them
     aliases: Mapping[str, str] = field(default_factory=dict)  # a file's other names
-    csharp: bool = False  # the project's C# scripts cannot load (reported once, elsewhere)
+    csharp: bool = False  # the project's C# scripts cannot load (said once, elsewhere)
+    csharp_only: set[str] = field(default_factory=set)  # files that fail for C# scripts only
     problems: list[Problem] = field(default_factory=list)
     more: int = 0  # problems past MAX_PROBLEMS, counted and not kept
     done: int = 0
@@ -320,7 +334,7 @@ class OutputReader:
     def finish(self) -> None:
         """Add the follow-on problems no problem of their own file explains."""
         for problem, dep in self._followups:
-            if dep not in self._reported:
+            if dep not in self._reported and not (self.csharp and dep in self.csharp_only):
                 self._add(problem)
         self._followups.clear()
 
@@ -339,7 +353,8 @@ class OutputReader:
             state, _, path = arg.partition(" ")
             if path != self.current:
                 return
-            if state == "failed" and not self._own and path not in self._reported:
+            explained = path in self._reported or (self.csharp and path in self.csharp_only)
+            if state == "failed" and not self._own and not explained:
                 why = self._first_error or self._any_error or "Godot could not load it"
                 self._add(Problem("load", path, why))
             self.current, self._instancing = None, False
@@ -404,8 +419,7 @@ class OutputReader:
         if (owner, dep) in self._missing:
             return
         if self.csharp and _suffix(dep) == ".cs" and dep in self.known:
-            self._reported.add(self.aliases.get(owner, owner))  # its C# script: reported once
-            self._own = self._own or owner == self.current
+            self._for_csharp(self.aliases.get(owner, owner))  # its C# script: said once
             return
         if len(self._missing) < 10 * MAX_PROBLEMS:  # bounded: past it, repeats are dropped
             self._missing.add((owner, dep))  # by the problems' own de-duplication
@@ -420,6 +434,20 @@ class OutputReader:
             why = f"{dep} exists but does not load (is the project imported?)"
             self._add(Problem("load", owner, why, line))
 
+    def _csharp(self, path: str) -> bool:
+        """``path`` is a C# script of the project, or fails only because of one."""
+        named = self.aliases.get(path, path)
+        return named in self.csharp_only or (_suffix(named) == ".cs" and named in self.known)
+
+    def _for_csharp(self, path: str) -> None:
+        """``path`` fails only because a C# script does not load (said once, elsewhere); so
+        does the file being loaded, when that failure is what it met."""
+        for failed in (path, self.current):
+            if failed is not None and len(self.csharp_only) < 10 * MAX_PROBLEMS:
+                self.csharp_only.add(failed)
+                self._reported.add(failed)
+        self._own = self._own or self.current is not None
+
     def report(self, problem: Problem) -> None:
         """Record a problem found outside Godot's output (a crash, a stuck file)."""
         self._add(problem)
@@ -429,6 +457,13 @@ class OutputReader:
         path = named if named in self.known else self.current
         if path is None:
             return  # a place outside the project, and no file being loaded: not ours
+        preloaded = _PRELOADS.search(problem.message) if problem.kind == "parse" else None
+        if self.csharp and (
+            (preloaded is not None and self._csharp(preloaded.group(1)))
+            or (path in self.csharp_only and "preload" in problem.message.lower())
+        ):
+            self._for_csharp(path)  # it preloads what fails only for C#
+            return
         problem = Problem(
             problem.kind, path, self.redact(problem.message)[:MAX_MESSAGE], problem.line
         )
@@ -472,6 +507,8 @@ class Check:
         self.engine = engine
         self.dotnet = dotnet
         self.csharp: str | None = None  # the file a C# project's problem is reported on
+        self.carried: list[str] = []  # warnings: C# the game does not need will not load
+        self.csharp_only: set[str] = set()  # files that load a C# script, at any remove
         self.facts = Facts([], False)  # what project.godot declares; ``prepare`` reads it
         self.major = 4 if major >= 4 else 3
         self.work_dir = Path(work_dir)
@@ -497,7 +534,13 @@ class Check:
         self.redact = self._scrubber(plan.root)
         self.facts = read_facts(plan.root)
         if self.dotnet is False and self.facts.dotnet:
-            self.csharp = csharp_file(plan)
+            reached = reach.walk(plan.root, files)
+            self.csharp_only = reached.reaching(p for p in reached.by if _suffix(p) == ".cs")
+            fit = csharp_fit(plan.root)
+            if fit.needed is not None:
+                self.csharp = csharp_file(plan)
+            else:
+                self.carried = [csharp_carried(self.engine, fit.files)] if fit.files else []
         self.work_dir.mkdir(parents=True, mode=0o700)
         listing = self.work_dir / "list.txt"
         source = (Path(__file__).parent / _SCRIPT[self.major]).read_text(encoding="utf-8")
@@ -567,7 +610,8 @@ class Check:
             self.redact,
             expected=self.files,
             aliases=self.aliases,
-            csharp=self.csharp is not None,
+            csharp=self.dotnet is False and self.facts.dotnet,
+            csharp_only=set(self.csharp_only),
         )
         if self.csharp is not None:
             reader.report(Problem("load", self.csharp, csharp_reason(self.engine)))
@@ -607,7 +651,9 @@ class Check:
             self.launch(rest)
         reader.finish()
         scripts = sum(1 for f in self.files if _suffix(f) in SCRIPTS)
-        return Report(reader.problems, scripts, len(self.files) - scripts, reader.more)
+        return Report(
+            reader.problems, scripts, len(self.files) - scripts, reader.more, list(self.carried)
+        )
 
     async def _follow(
         self, reader: OutputReader, deadline: float, progress: Progress | None

@@ -7,6 +7,15 @@ saved it.
   holding a ``.gdignore`` left out). Its scripts load only on a .NET build of Godot
   (``locate.is_dotnet``); anywhere else a scene naming one fails to load (Godot 3) or runs
   without it (Godot 4).
+- **Needing C#, or only carrying it.** A project *needs* C# when what the game runs attaches a
+  ``.cs`` script: its main scene (or the scene a session starts), an autoload, or what they load
+  with them (``reach.walk``: ``ext_resource``, ``preload``, ``extends "…"``, transitively). A
+  ``load`` at run time is not followed: the game may guard it, as the official
+  ``misc/os_test`` demo loads its ``CSharpTest.cs`` only when ``ResourceLoader.exists`` says
+  so. A project that uses C# and does not need it *carries* it: on an engine without .NET it
+  runs, and what starts, checks or exports it warns that its ``.cs`` files will not load
+  (``csharp_fit``). One that needs it is refused a game (``refuse_csharp``), checked as one
+  ``load`` problem and exported with a warning.
 - **Features.** Godot 4 records ``application/config/features``, whose first entry is the
   version of the editor that saved it (``PackedStringArray("4.7", "GL Compatibility")``);
   Godot 3 records none (``[]``). A project saved by a newer engine than the server's may use
@@ -26,22 +35,28 @@ from pathlib import Path
 
 from godot_mcp.errors import Unavailable
 from godot_mcp.godot.process.locate import GodotInstall, engine_name, is_dotnet
+from godot_mcp.godot.project import reach, uids
 from godot_mcp.godot.project.files import visible_files
 from godot_mcp.godot.project.presets import read_config
 
 __all__ = [
     "MAX_FILES",
+    "CsharpFit",
     "Facts",
+    "csharp_carried",
     "csharp_export",
+    "csharp_fit",
     "csharp_reason",
     "export_warnings",
     "first_csharp",
+    "game_roots",
     "newer_engine",
     "read_facts",
     "refuse_csharp",
 ]
 
 MAX_FILES = 20_000  # files looked at for a .cs file before giving up (then: no C# found)
+MAX_NAMED = 10  # C# files a warning names (then: how many more)
 _SECTIONS = ("dotnet", "mono")
 _FEATURE_VERSION = re.compile(r"^(\d+)\.(\d+)$")
 _ENGINE_VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
@@ -93,6 +108,50 @@ def first_csharp(rels: Iterable[str]) -> str | None:
     return "res://" + found[0] if found else None
 
 
+def game_roots(project: Path, scene: str | None = None) -> list[str]:
+    """What the game loads at start: ``scene`` (else the main scene), then each autoload, as
+    ``project.godot`` names them (``res://`` or ``uid://``)."""
+    try:
+        config = read_config(project / "project.godot")
+    except (OSError, ValueError):
+        config = {}
+    main = config.get("application", {}).get("run/main_scene")
+    if scene is None and isinstance(main, str) and main:
+        scene = uids.scene_path(project, main)
+    loads = [v.removeprefix("*") for v in config.get("autoload", {}).values() if isinstance(v, str)]
+    return [*([scene] if scene else []), *loads]
+
+
+@dataclass(frozen=True)
+class CsharpFit:
+    """A C# project on an engine without .NET: ``needed``, the first ``.cs`` script what the
+    game runs attaches (None: it attaches none, the project only carries C#), and ``files``,
+    its ``.cs`` files where Godot's file system looks, in path order."""
+
+    needed: str | None
+    files: list[str]
+
+
+def csharp_fit(project: Path, scene: str | None = None) -> CsharpFit:
+    """Whether the game (started on ``scene``, else the main scene) needs C#, and the
+    project's C# files (blocking: reads what the game loads, bounded by ``reach``)."""
+    reached = reach.walk(project, game_roots(project, scene))
+    needed = next((p for p in reached.by if p.lower().endswith(".cs")), None)
+    files = sorted(r for r in visible_files(project, MAX_FILES) if r.lower().endswith(".cs"))
+    return CsharpFit(needed, ["res://" + f for f in files])
+
+
+def csharp_carried(engine: str, files: list[str]) -> str:
+    """The warning of a project that carries the C# scripts ``files`` and does not need them,
+    on ``engine`` (``Godot 4.6.3``), a non-.NET build."""
+    names = ", ".join(files[:MAX_NAMED])
+    more = f" and {len(files) - MAX_NAMED} more" if len(files) > MAX_NAMED else ""
+    return (
+        f"this {engine} is not a .NET build, so the project's C# scripts will not load "
+        f"({names}{more}); what the game loads at start attaches none of them"
+    )
+
+
 def csharp_reason(engine: str) -> str:
     """Why a C# project cannot run on ``engine`` (``Godot 4.6.3``), a non-.NET build."""
     return (
@@ -101,12 +160,20 @@ def csharp_reason(engine: str) -> str:
     )
 
 
-def refuse_csharp(project: Path, install: GodotInstall, mode: str) -> None:
-    """Refuse (``Unavailable``) a game of a C# project on an engine without .NET; ``mode``
-    (``windowed`` or ``headless``) picks the engine the game runs on."""
+def refuse_csharp(
+    project: Path, install: GodotInstall, mode: str, scene: str | None = None
+) -> list[str]:
+    """Refuse (``Unavailable``) a game that needs C# on an engine without .NET; ``mode``
+    (``windowed`` or ``headless``) picks the engine the game runs on, ``scene`` the scene it
+    starts (default the main scene). A game of a project that only carries C# starts: its
+    warnings (the C# files that will not load) are returned."""
     version = install.version if mode == "windowed" else install.headless_version
-    if is_dotnet(version) is False and read_facts(project).dotnet:
+    if is_dotnet(version) is not False or not read_facts(project).dotnet:
+        return []
+    fit = csharp_fit(project, scene)
+    if fit.needed is not None:
         raise Unavailable(csharp_reason(engine_name(version)))
+    return [csharp_carried(engine_name(version), fit.files)] if fit.files else []
 
 
 def csharp_export(engine: str) -> str:
@@ -120,11 +187,17 @@ def csharp_export(engine: str) -> str:
 
 def export_warnings(project: Path, engine_version: str | None) -> list[str]:
     """What an export of ``project`` by the engine ``engine_version`` warns of: C# on an
-    engine without .NET, a project saved by a newer engine."""
+    engine without .NET (a game that needs it, or C# files that will not load), a project
+    saved by a newer engine."""
     facts = read_facts(project)
     warnings = []
     if facts.dotnet and is_dotnet(engine_version) is False:
-        warnings.append(csharp_export(engine_name(engine_version)))
+        fit = csharp_fit(project)
+        engine = engine_name(engine_version)
+        if fit.needed is not None:
+            warnings.append(csharp_export(engine))
+        elif fit.files:
+            warnings.append(csharp_carried(engine, fit.files))
     newer = newer_engine(facts.features, engine_version)
     return [*warnings, *([newer] if newer else [])]
 

@@ -20,6 +20,10 @@ Strings unescape as Godot's own reader does: ``\\n \\t \\r \\b \\f``, ``\\uXXXX`
 joined), ``\\UXXXXXX``; any other escaped character stands for itself (Godot 3.2.3 reads ``\\a``
 as ``a``). A section's name is its header's text (``[preset.0.options]``); ``parse_tag`` splits a
 resource-style one (``[gd_scene load_steps=2 format=3]``) into its tag and fields.
+``resource_sections`` reads a text scene or resource (``.tscn``, ``.tres``) as it goes: each
+section's tag and fields as its header comes (a header's values may hold brackets, as a
+connection's ``binds= [ 1 ]``), the properties asked for filled in as reading goes on (the
+others passed over by their brackets and strings alone, in one linear scan).
 
 Errors::
 
@@ -61,8 +65,8 @@ from __future__ import annotations
 import errno
 import math
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from godot_mcp.errors import InvalidArgument, quoted
@@ -168,6 +172,11 @@ _COLOR = re.compile(r"#[0-9A-Fa-f]*")
 _HEADER = re.compile(r'\[((?:[^\]"\\]|\\.|"(?:[^"\\]|\\.)*")*)\]', re.DOTALL)
 _KEY = re.compile(r"([^=\n]*)=")
 _TAG = re.compile(r"[^\x00-\x20=]+")
+_SECTION_TAG = re.compile(r"[^\x00-\x20=\]]+")
+# A value passed over: its strings whole, runs of anything else, brackets one at a time.
+_PASSED = re.compile(r'"(?:[^"\\]|\\.)*"|[^"\n()\[\]{}]+|[()\[\]{}]|\n')
+# A header's field value passed over: it ends at a blank or the header's ']' outside brackets.
+_PASSED_FIELD = re.compile(r'"(?:[^"\\]|\\.)*"|[^"\x00-\x20()\[\]{}]+|[()\[\]{}]|[\x00-\x20]+')
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}
 _WORDS: dict[str, object] = {
     "true": True,
@@ -178,6 +187,16 @@ _WORDS: dict[str, object] = {
     "inf_neg": -math.inf,
     "nan": math.nan,
 }
+
+
+@dataclass
+class Section:
+    """One section of a text scene or resource: ``[ext_resource path="res://a.gd" …]`` is the
+    tag ``ext_resource`` and its fields; ``properties`` its ``key = value`` lines."""
+
+    tag: str
+    fields: dict[str, object]
+    properties: dict[str, object] = field(default_factory=dict)
 
 
 class _Parser:
@@ -256,17 +275,66 @@ class _Parser:
             raise self.error("expected key=value")
         return match.group(1).strip()
 
-    def tag(self) -> tuple[str, dict[str, object]]:
+    def tag(
+        self, close: str = "", only: frozenset[str] | None = None
+    ) -> tuple[str, dict[str, object]]:
+        """A tag and its fields (``only`` those named, the others passed over), to the end of
+        the text or, with ``close``, past it."""
         self.skip()
-        name = self.take(_TAG)
+        name = self.take(_SECTION_TAG if close else _TAG)
         if name is None:
             raise self.error(f"expected a tag name, found {self.found()}")
         fields: dict[str, object] = {}
-        while self.skip():
+        while (c := self.skip()) and c != close:
             field = self.identifier("a field name")
             self.expect("=")
-            fields[field] = self.value()
+            if only is None or field in only:
+                fields[field] = self.value()
+            else:
+                self.skip()
+                self.pass_value(_PASSED_FIELD)
+        if close:
+            self.expect(close)
         return name.group(), fields
+
+    def sections(self, keep: Iterable[str], fields: Iterable[str] | None) -> Iterator[Section]:
+        kept = frozenset(keep)
+        only = None if fields is None else frozenset(fields)
+        current: Section | None = None
+        while c := self.skip():
+            if c == "[":
+                self.pos += 1
+                current = Section(*self.tag("]", only))
+                yield current
+            elif current is None:
+                raise self.error(f"expected a section header, found {self.found()}")
+            else:
+                key = self.key()
+                if key in kept:
+                    current.properties[key] = self.value()
+                else:
+                    self.pass_value(_PASSED)
+
+    def pass_value(self, tokens: re.Pattern[str]) -> None:
+        """Past a value without reading it, outside brackets and strings: a property's to
+        the end of its line (``_PASSED``), a header field's to a blank or the header's end
+        (``_PASSED_FIELD``)."""
+        start, depth = self.pos, 0
+        field = tokens is _PASSED_FIELD
+        while (token := tokens.match(self.text, self.pos)) is not None:
+            text = token.group()
+            ends = (text[0] <= " " or text == "]") if field else text == "\n"
+            if ends and depth == 0:
+                return
+            self.pos = token.end()
+            if text in ("(", "[", "{"):
+                depth += 1
+            elif text in (")", "]", "}"):
+                depth -= 1
+                if depth < 0:
+                    raise self.error(f"unbalanced {text!r}")
+        if self.pos < len(self.text):
+            raise self.error("unterminated string", at=start)
 
     # --- values ------------------------------------------------------------------------------
 
@@ -473,6 +541,16 @@ def parse_tag(section: str) -> tuple[str, dict[str, object]]:
     fields do not parse.
     """
     return _Parser(section).tag()
+
+
+def resource_sections(
+    text: str, keep: Iterable[str] = (), fields: Iterable[str] | None = None
+) -> Iterator[Section]:
+    """The sections of a text scene or resource, each yielded as its header is read, with
+    its header's ``fields`` (default all); its ``properties`` hold the keys named in ``keep``,
+    complete once the next section is yielded. ``ConfigSyntaxError``, with the line, where
+    the text does not read."""
+    return _Parser(text.removeprefix("\ufeff")).sections(keep, fields)
 
 
 def read_config(path: Path) -> dict[str, dict[str, object]]:

@@ -11,7 +11,11 @@ is, never where a copy of it lands::
     inside, a file                              copied as a plain file with the target's bytes
     inside, a folder                            copied as a plain folder, its links judged again
 
-So the copy holds no link at all: nothing in it can re-point from its new place. ``plan``
+So the copy holds no link at all: nothing in it can re-point from its new place. A refusal
+names the work refused (``reader``: "exports read the project only", "imports …", "checks …",
+"test runs …", "reloads …"). A plan made with ``leave_out`` refuses nothing: links out and
+loops are left out and listed (``Plan.left_out``), for work that must refuse only what reaches
+one (a reload). ``plan``
 walks the project once and decides everything before a byte is copied; ``copy`` then opens
 every source from a descriptor of the project root, one component at a time with
 ``O_NOFOLLOW``, so a file swapped for a link after the plan fails the copy instead of being
@@ -41,6 +45,7 @@ from pathlib import Path
 from godot_mcp.errors import InvalidArgument, quoted
 
 __all__ = [
+    "EXPORTS",
     "MAX_ENTRIES",
     "LinkLoop",
     "LinkOutside",
@@ -50,6 +55,7 @@ __all__ = [
     "TreeError",
     "copy",
     "disk_full",
+    "link_outside",
     "plan",
     "read_below",
     "read_file",
@@ -58,6 +64,7 @@ __all__ = [
 
 MAX_ENTRIES = 250_000
 MAX_DEPTH = 128
+EXPORTS = "exports"  # the work a refusal names: "exports read the project only"
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 _CHUNK = 1 << 20
 
@@ -107,6 +114,8 @@ class Plan:
     entries: list[Entry] = field(default_factory=list)
     bytes: int = 0
     links: int = 0
+    reader: str = EXPORTS  # the work refusals name
+    left_out: list[str] | None = None  # links out and loops left out (None: refused instead)
 
     @property
     def files(self) -> int:
@@ -136,13 +145,26 @@ def relative(given: str) -> str:
     return rel
 
 
-def plan(project: Path) -> Plan:
-    """Walk ``project`` (not following links) and decide the whole copy; raises TreeError."""
+def plan(project: Path, reader: str = EXPORTS, leave_out: bool = False) -> Plan:
+    """Walk ``project`` (not following links) and decide the whole copy; raises TreeError,
+    whose message names ``reader`` ("checks read the project only"). With ``leave_out``, a
+    link out of the project or a loop is left out of the plan and listed in ``left_out``
+    (project-relative) instead of refused."""
     root = Path(os.path.realpath(project))
     st = os.stat(root)
-    out = Plan(root, (st.st_dev, st.st_ino))
+    out = Plan(root, (st.st_dev, st.st_ino), reader=reader, left_out=[] if leave_out else None)
     _walk(out, root, "", "", (root,))
     return out
+
+
+def link_outside(rel: str, reader: str = EXPORTS) -> LinkOutside:
+    """The refusal of the link out of the project at ``rel``, naming the work refused."""
+    where = res_path(rel)
+    return LinkOutside(
+        where,
+        f"{where} is a symbolic link to a place outside the project; {reader} read the "
+        "project only",
+    )
 
 
 def _walk(out: Plan, root: Path, rel: str, source: str, chain: tuple[Path, ...]) -> None:
@@ -173,7 +195,13 @@ def _walk(out: Plan, root: Path, rel: str, source: str, chain: tuple[Path, ...])
             ) from None
         if stat.S_ISLNK(st.st_mode):
             out.links += 1
-            target = _resolve_link(root, here / name, rel_child)
+            try:
+                target = _resolve_link(root, here / name, rel_child, out.reader)
+            except (LinkOutside, LinkLoop):
+                if out.left_out is None:
+                    raise
+                out.left_out.append(rel_child)
+                continue
             if target is None:
                 continue  # dangling inside the project: Godot finds nothing there either
             src_child = target.relative_to(root).as_posix() if target != root else ""
@@ -185,10 +213,13 @@ def _walk(out: Plan, root: Path, rel: str, source: str, chain: tuple[Path, ...])
                     f"{res_path(rel_child)[:300]} cannot be read: {exc.strerror}",
                 ) from None
             if stat.S_ISDIR(st.st_mode) and any(target == c for c in chain):
+                if out.left_out is not None:
+                    out.left_out.append(rel_child)
+                    continue
                 raise LinkLoop(
                     res_path(rel_child),
                     f"{res_path(rel_child)} is a link to a folder that contains it; "
-                    "exports cannot copy a loop",
+                    f"{out.reader} cannot follow a loop",
                 )
         _add(out, rel_child)
         if stat.S_ISDIR(st.st_mode):
@@ -208,7 +239,7 @@ def _add(out: Plan, rel: str) -> None:
         )
 
 
-def _resolve_link(root: Path, link: Path, rel: str) -> Path | None:
+def _resolve_link(root: Path, link: Path, rel: str, reader: str = EXPORTS) -> Path | None:
     """The real target of ``link`` if it stays in the project; None when it dangles inside."""
     try:
         target = Path(os.path.realpath(link, strict=True))
@@ -218,18 +249,10 @@ def _resolve_link(root: Path, link: Path, rel: str) -> Path | None:
         # Dangling: judge where it would point, as if it existed.
         dangling = Path(os.path.realpath(link))
         if not _inside(root, dangling):
-            raise LinkOutside(
-                res_path(rel),
-                f"{res_path(rel)} is a symbolic link to a place outside the project; "
-                "exports read the project only",
-            ) from None
+            raise link_outside(rel, reader) from None
         return None
     if not _inside(root, target):
-        raise LinkOutside(
-            res_path(rel),
-            f"{res_path(rel)} is a symbolic link to a place outside the project; "
-            "exports read the project only",
-        )
+        raise link_outside(rel, reader)
     return target
 
 
@@ -323,18 +346,18 @@ def _open_below(root_fd: int, entry: Entry) -> int:
         raise
 
 
-def read_file(root: Path, name: str, limit: int = 1 << 20) -> bytes:
+def read_file(root: Path, name: str, limit: int = 1 << 20, reader: str = EXPORTS) -> bytes:
     """A small project file (``project.godot``, ``export_presets.cfg``), read safely.
 
-    A link is judged as in ``plan`` (outside the project: TreeError); the file must be a
-    regular file of at most ``limit`` bytes (a FIFO would block, ``/dev/zero`` never end):
-    else OSError. A missing file is FileNotFoundError.
+    A link is judged as in ``plan`` (outside the project: TreeError naming ``reader``); the
+    file must be a regular file of at most ``limit`` bytes (a FIFO would block, ``/dev/zero``
+    never end): else OSError. A missing file is FileNotFoundError.
     """
     real_root = Path(os.path.realpath(root))
     path = real_root / name
     target = path
     if stat.S_ISLNK(os.lstat(path).st_mode):
-        resolved = _resolve_link(real_root, path, name)
+        resolved = _resolve_link(real_root, path, name, reader)
         if resolved is None:
             raise FileNotFoundError(errno.ENOENT, f"{name} is a dangling link")
         target = resolved

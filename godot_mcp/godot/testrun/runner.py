@@ -148,7 +148,7 @@ def gut_config(project: Path) -> bytes | None:
     it has none, ``b""`` when it has one this server does not read (larger than
     ``MAX_CONFIG``, not a regular file), which GUT then reads itself."""
     try:
-        return tree.read_file(project, GUT_CONFIG, MAX_CONFIG)
+        return tree.read_file(project, GUT_CONFIG, MAX_CONFIG, "test runs")
     except FileNotFoundError:
         return None
     except OSError:
