@@ -8,6 +8,7 @@ Resource reads raise JSON-RPC errors instead (``resource_error``).
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from mcp import MCPError, types
@@ -15,6 +16,13 @@ from mcp import MCPError, types
 from godot_mcp.errors import MAX_QUOTED, GodotMcpError, OutOfRange
 
 MAX_MESSAGE = 2000
+
+
+def non_finite(value: float) -> dict[str, str]:
+    """A float JSON has no number for, as a Godot value says it."""
+    return {"type": "float", "value": "nan" if math.isnan(value) else f"{value}"}
+
+
 TOOL_OUTCOMES = (
     "ok",
     "invalid_argument",
@@ -28,11 +36,17 @@ TOOL_OUTCOMES = (
 
 
 def clean(value: Any) -> Any:
-    """``value`` with every string valid UTF-8 (a file name's undecodable bytes as ``\\xNN``).
+    """``value`` as JSON can carry it: every string valid UTF-8 (a file name's undecodable
+    bytes as ``\\xNN``), every non-finite float as a Godot value says it
+    (``{"type": "float", "value": "nan" | "inf" | "-inf"}``).
 
     Names from the filesystem may hold lone surrogates, which no JSON encoder will send; one
-    such name must not make the answer unsendable (over stdio that ended the server).
+    such name must not make the answer unsendable (over stdio that ended the server). A
+    non-finite float is no JSON number: sent as ``NaN`` it breaks a client's parser, and as
+    ``null`` it fails the answer's schema.
     """
+    if isinstance(value, float) and not math.isfinite(value):
+        return non_finite(value)
     if isinstance(value, str):
         return value.encode("utf-8", "backslashreplace").decode("utf-8")
     if isinstance(value, dict):
@@ -47,10 +61,10 @@ def tool_result(
 ) -> types.CallToolResult:
     """A tool answer: structured content, a text mirror, then any extra blocks."""
     body = {"outcome": structured.get("outcome", "ok"), **structured}
-    mirror = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    try:  # lone surrogates are rare: walk the answer only when its text cannot be sent
+    try:  # both are rare: walk the answer only when its text cannot be sent
+        mirror = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         mirror.encode("utf-8")
-    except UnicodeEncodeError:
+    except (UnicodeEncodeError, ValueError):
         body = clean(body)
         mirror = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
     text = types.TextContent(text=mirror)

@@ -13,6 +13,7 @@ from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.progress import Status
 from godot_mcp.edge.spec import BOOLEAN, INTEGER, STRING, Arg, Tool
 from godot_mcp.errors import InvalidArgument
+from godot_mcp.godot.process.redact import printable
 
 KINDS = ("parse", "load", "missing_dependency")
 MAX_PATHS = 100
@@ -33,10 +34,15 @@ async def project_check(call: ToolCall) -> types.CallToolResult:
 
     report = await status.around(lambda: call.deps.checks.run(call.args["paths"], seen))
     await status.ended(f"the check ended: {len(report.problems)} errors")
-    errors = [p.as_dict() for p in report.problems]
+    # Paths and messages name the project's files: its own text, shown as a client may read it.
+    errors = [
+        {k: printable(v) if isinstance(v, str) else v for k, v in p.as_dict().items()}
+        for p in report.problems
+    ]
+    warnings = [printable(w) for w in report.warnings]
 
     def build(kept: Sequence[Any]) -> types.CallToolResult:
-        fields: dict[str, Any] = {"warnings": list(report.warnings)} if report.warnings else {}
+        fields: dict[str, Any] = {"warnings": warnings} if warnings else {}
         return ok(
             errors=list(kept),
             checked={"scripts": report.scripts, "scenes": report.scenes},

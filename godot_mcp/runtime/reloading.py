@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from godot_mcp.errors import InvalidArgument
+from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.godot import check
 from godot_mcp.godot.project import reach, tree
 from godot_mcp.runtime.checks import CheckService
@@ -60,9 +60,9 @@ def refuse_links_out(project: Path, scripts: Sequence[str]) -> None:
     for script in [s for s in scripts if s in leading] or scripts:
         own = reach.walk(project, [script]).outside  # from this one: what it loads that leads out
         if own:
-            how = "leads" if own[0] == script else f"loads {own[0][:300]}, which leads"
+            how = "leads" if own[0] == script else f"loads {quoted(own[0])}, which leads"
             raise InvalidArgument(
-                f"{script[:300]} {how} out of the project through a symbolic link; {READER} "
+                f"{quoted(script)} {how} out of the project through a symbolic link; {READER} "
                 "read the project only, and the game keeps its old code"
             )
 

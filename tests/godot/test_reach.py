@@ -5,6 +5,7 @@ link out of the project. Hostile projects: cycles, huge files, links out, odd te
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,40 @@ def test_hostile_files_read_in_one_pass_and_the_paths_named_are_bounded(tmp_path
     (root / "many.gd").write_text(many)  # each path it names is one more to look at
     reached = reach.walk(root, ["res://many.gd"])
     assert not reached.complete and len(reached.by) == reach.MAX_PATHS
+
+
+@pytest.mark.parametrize("unit", ['"\\', "'\\", '"""\\', "'''x", 'preload("', "\"'#\\\n"])
+def test_a_script_of_strings_left_open_is_read_in_one_pass(unit: str):
+    """A string left open runs to its line's end (a triple-quoted one to the text's): no
+    text makes the reader scan a line again from each quote (40 KB of ``"\\`` took 23 s).
+    Measured against a plain script of the same size in the same run."""
+    code = ("extends Node\nvar s = " + unit * 40_000 + "\n").encode()
+    plain = ("extends Node\nvar s = " + "x" * (len(code) - 22) + "\n").encode()
+
+    def seconds(text: bytes) -> float:
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            list(reach.references("res://main.gd", text))
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    assert seconds(code) < 20 * max(seconds(plain), 1e-3)
+
+
+def test_a_string_left_open_ends_at_its_line_and_hides_no_later_reference():
+    code = (
+        'extends "res://base.gd"\nvar a = preload("res://x.tscn") # preload("res://no.gd")\n'
+        'var b = "preload(\\"res://no2.gd\\")"\nvar c = """\npreload("res://no3.gd")\n"""\n'
+        'var d = preload(\'res://y.gd\')\nvar e = "open\nvar f = preload("res://z.gd")\n'
+    )
+    found = list(reach.references("res://main.gd", code.encode()))
+    assert found == ["res://base.gd", "res://x.tscn", "res://y.gd", "res://z.gd"]
+
+
+def test_csharp_file_names_are_named_as_a_client_may_read_them(tmp_path):
+    files = {**CARRIES, "evil\x1b]0;pwned\x07\x1b[2J\u202e.cs": "class X {}\n"}
+    root = write(tmp_path / "p", files, MAIN)
+    fit = csharp_fit(root)
+    assert fit.needed is None
+    assert fit.files == ["res://Optional.cs", "res://evil.cs"]

@@ -183,6 +183,7 @@ def test_a_home_dir_is_said_as_a_tilde_but_root_s_home_names_no_one() -> None:
         ("two\nlines\tand a tab", "two\nlines\tand a tab"),  # a value's own lines are data
         ("bell\x07 nul\x00 cr\r del\x7f c1\x9b", "bell nul cr del c1"),
         ("\u202eevil\u2066x\u200b", "evilx"),  # direction marks and zero-width characters
+        ("a\u061cb\u2060c\ufeffd\u180ee\U000e0001f\u2028g\u2029h", "abcdefgh"),  # invisible
         ("plain", "plain"),
     ],
 )

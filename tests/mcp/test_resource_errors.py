@@ -3,8 +3,10 @@ real-server tests over stdio and HTTP)."""
 
 from __future__ import annotations
 
+import json
+
 from godot_mcp.edge.disclosure import Disclosure
-from godot_mcp.edge.outcomes import refusal, resource_error
+from godot_mcp.edge.outcomes import refusal, resource_error, tool_result
 from godot_mcp.errors import (
     BlobStoreUnavailable,
     DatabaseUnavailable,
@@ -96,3 +98,19 @@ def test_a_message_repeats_at_most_200_characters_of_each_thing_a_caller_sent() 
     )
     assert echoes_cut("nothing sent is repeated", sent) == "nothing sent is repeated"
     assert quoted("x" * 200) == "x" * 200 and quoted("x" * 201) == "x" * 200 + "…"
+
+
+def test_a_number_json_has_none_for_is_answered_as_a_godot_value_says_it() -> None:
+    answer = tool_result({"outcome": "ok", "v": [float("nan"), {"k": float("-inf")}, 1.5]})
+    body = answer.structured_content
+    assert body == {
+        "outcome": "ok",
+        "v": [{"type": "float", "value": "nan"}, {"k": {"type": "float", "value": "-inf"}}, 1.5],
+    }
+    assert (
+        json.loads(answer.content[0].text, parse_constant=strict) == body
+    )  # strict JSON: no NaN in the mirror
+
+
+def strict(word: str) -> None:
+    raise AssertionError(f"{word} is no JSON number")

@@ -5,6 +5,7 @@ path, on every engine, through the official SDK client."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +40,13 @@ SETTER
 func echo(value):
 \treturn value
 
+# Replies to the next ids, ahead of the bridge's own: numbers JSON has none for.
+func forge():
+\tfor i in range(1, 200):
+\t\tvar line = '{{"id":%d,"ok":true,"result":[NaN,1e400,{{"k":-Infinity}},-1e999,2.5]}}\\n' % i
+\t\tget_tree().get("_peer").put_data(UTF8(line))
+\treturn 1
+
 func _ready():
 \tprint("TEXT [" + {BEL} + {ESC} + "[31mx" + char(1) + char(0x9b) + "]")
 """
@@ -60,6 +68,9 @@ def text_project(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> It
     project.mkdir()
     (project / "project.godot").write_text(engine.port(PROJECT))
     script = TEXT_GD.replace("SETTER", SETTER3 if engine.major == 3 else SETTER4)
+    script = script.replace(
+        "UTF8(line)", "line.to_utf8()" if engine.major == 3 else "line.to_utf8_buffer()"
+    )
     (project / "text.gd").write_text(script)
     (project / "text.tscn").write_text(engine.scene("text.gd"))
     yield project
@@ -109,3 +120,37 @@ async def test_a_games_values_and_words_reach_the_client_printable_and_scrubbed(
             assert "TEXT [x]" in texts, texts
             assert all(plain(t) for t in texts), [t for t in texts if not plain(t)]
             await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+async def test_numbers_a_game_forges_and_characters_past_the_first_plane_reach_the_client_as_json(
+    text_project: Path, tmp_path: Path
+):
+    """``NaN``, ``Infinity`` and ``1e400`` in a game's reply are no JSON numbers: they answer
+    as a Godot value says them, never as ``null`` or as text a JSON reader refuses. A
+    character past U+FFFF reaches the game and comes back whole (Godot 3 did not join the two
+    escapes it was sent as), and a refusal repeating a long one is cut like any other."""
+    with anyio.fail_after(120):
+        async with stdio_client(text_project, tmp_path / "state") as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            root = {"session_id": sid, "path": "/root/Root"}
+            smile = "\U0001f600abc"
+            called = await ok(c, "runtime.node.call", {**root, "method": "echo", "args": [smile]})
+            assert called["result"] == smile
+            long = "\U0001f600" + "x" * 3000
+            refused = await c.call_tool("runtime_node_set", {**root, "values": {long: 1}})
+            message = refused.structured_content["message"]
+            assert long[:200] + "…" in message and long[:201] not in message, message
+            result = await c.call_tool("runtime_node_call", {**root, "method": "forge"})
+            nan, inf, ninf = ({"type": "float", "value": v} for v in ("nan", "inf", "-inf"))
+            assert result.structured_content["result"] == [nan, inf, {"k": ninf}, ninf, 2.5]
+            assert (
+                json.loads(result.content[0].text, parse_constant=strict)
+                == result.structured_content
+            )
+            # (the game answered ids ahead of the server: this session's later replies are
+            # forged ones; a new session would start clean)
+            await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+def strict(word: str) -> None:
+    raise AssertionError(f"{word} is no JSON number")

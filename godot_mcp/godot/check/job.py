@@ -197,7 +197,7 @@ def select(plan: tree.Plan, paths: Sequence[str] | None) -> list[str]:
             elif rel in files:
                 why = _why_not(rel, ignored)
                 if why is not None:
-                    raise BadPaths(f"{tree.res_path(rel)[:300]} cannot be checked: {why}")
+                    raise BadPaths(f"{quoted(tree.res_path(rel))} cannot be checked: {why}")
                 chosen_set.add(owner[files[rel]])
             else:
                 raise BadPaths(f"{quoted(given)} is not a file or folder of the project")

@@ -118,6 +118,19 @@ def outside_res(value: Any, depth: int = 0) -> str | None:
     return None
 
 
+def _non_finite(word: str) -> dict[str, str]:
+    """``NaN``, ``Infinity`` or ``-Infinity`` in a game's line (no JSON number, though
+    Python's reader takes them), as a Godot value says it; the bridges send
+    ``{"type": "float", "value": ...}`` themselves."""
+    return {"type": "float", "value": {"NaN": "nan", "Infinity": "inf"}.get(word, "-inf")}
+
+
+def _float(text: str) -> float | dict[str, str]:
+    """A number of a game's line: ``1e400`` is no finite float either."""
+    value = float(text)
+    return value if math.isfinite(value) else _non_finite("Infinity" if value > 0 else "-Infinity")
+
+
 class BridgeClosed(Exception):
     """The game closed the connection (or sent something that is not a JSON object)."""
 
@@ -145,7 +158,7 @@ class BridgeConnection:
         try:
             # Godot 3 writes a string's control characters raw (a node named "a\x01b"):
             # read them as they are rather than losing the game for one name.
-            message = json.loads(line, strict=False)
+            message = json.loads(line, strict=False, parse_constant=_non_finite, parse_float=_float)
         except (ValueError, RecursionError) as exc:  # a value nested past what Python reads
             raise BridgeClosed("the game sent a line that is not JSON") from exc
         if not isinstance(message, dict):
@@ -153,8 +166,10 @@ class BridgeConnection:
         return message
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Send one message to the game."""
-        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        """Send one message to the game (as UTF-8: Godot 3 does not join the two
+        ``\\uXXXX`` escapes of a character past U+FFFF)."""
+        line = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
+        data = line.encode("utf-8", "backslashreplace")
         try:
             async with self._send_lock:  # one line at a time, never interleaved
                 await self._stream.send(data)

@@ -68,8 +68,13 @@ _TOKEN = re.compile(r"(?:/|%(?:25)?2[fF])[^\s\"'<>`]*")
 
 
 # What a terminal or a bidirectional text would act on once escape sequences are gone: C0 and
-# C1 controls but tab and newline, zero-width characters and direction marks.
-_UNSEEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+# C1 controls but tab and newline, the line and paragraph separators, zero-width and other
+# invisible format characters (the Mongolian vowel separator, word joiner, invisible operators,
+# byte-order mark, tag characters) and direction marks (the Arabic letter mark among them).
+_UNSEEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064"
+    "\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
 
 
 def printable(text: str) -> str:

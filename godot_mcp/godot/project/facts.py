@@ -35,6 +35,7 @@ from pathlib import Path
 
 from godot_mcp.errors import Unavailable
 from godot_mcp.godot.process.locate import GodotInstall, engine_name, is_dotnet
+from godot_mcp.godot.process.redact import printable
 from godot_mcp.godot.project import reach, uids
 from godot_mcp.godot.project.files import visible_files
 from godot_mcp.godot.project.presets import read_config
@@ -126,7 +127,8 @@ def game_roots(project: Path, scene: str | None = None) -> list[str]:
 class CsharpFit:
     """A C# project on an engine without .NET: ``needed``, the first ``.cs`` script what the
     game runs attaches (None: it attaches none, the project only carries C#), and ``files``,
-    its ``.cs`` files where Godot's file system looks, in path order."""
+    its ``.cs`` files where Godot's file system looks, in path order; both as a client may
+    read them (a file name is the project's text: :func:`printable`)."""
 
     needed: str | None
     files: list[str]
@@ -138,7 +140,8 @@ def csharp_fit(project: Path, scene: str | None = None) -> CsharpFit:
     reached = reach.walk(project, game_roots(project, scene))
     needed = next((p for p in reached.by if p.lower().endswith(".cs")), None)
     files = sorted(r for r in visible_files(project, MAX_FILES) if r.lower().endswith(".cs"))
-    return CsharpFit(needed, ["res://" + f for f in files])
+    shown = None if needed is None else printable(needed)
+    return CsharpFit(shown, [printable("res://" + f) for f in files])
 
 
 def csharp_carried(engine: str, files: list[str]) -> str:

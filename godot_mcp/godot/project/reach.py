@@ -63,10 +63,12 @@ _ENDS = frozenset({"node", "resource"})  # sections after every reference of a t
 _EXT_RESOURCE = re.compile(r'^\[ext_resource\b[^\n]*?\bpath="([^"\n]{1,4096})"', re.M)
 _CONTROL = re.compile(rb"[\x00-\x1f]")
 _MAX_PATH = 4096
-# GDScript, token by token: a string or a comment is passed whole, so only code counts.
+# GDScript, token by token: a string or a comment is passed whole, so only code counts. A
+# string left open (a parse error) runs to its line's end, or the text's for a triple-quoted
+# one: every token matches once started and nothing is scanned twice, whatever the text.
 _GDSCRIPT = re.compile(
-    r'(?P<string>"""(?:[^\\]|\\.)*?"""|\'\'\'(?:[^\\]|\\.)*?\'\'\''
-    r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')'
+    r'(?P<string>"""(?:[^\\]|\\.)*?(?:"""|\Z)|\'\'\'(?:[^\\]|\\.)*?(?:\'\'\'|\Z)'
+    r'|"(?:[^"\\\n]|\\.)*+(?:"|(?=\n)|\Z)|\'(?:[^\'\\\n]|\\.)*+(?:\'|(?=\n)|\Z))'
     r"|(?P<comment>\#[^\n]*)"
     r'|\b(?:preload\s*\(\s*|extends\s+)(?P<quote>["\'])(?P<path>[^"\'\\\n]{1,4096})(?P=quote)',
     re.S,

@@ -38,7 +38,7 @@ def select(plan: tree.Plan, paths: Sequence[str] | None, framework: str) -> Sele
         elif rel in files:
             if os.path.splitext(rel)[1].lower() not in suffixes(framework):
                 kinds = " or ".join(suffixes(framework))
-                raise BadTestPath(f"{tree.res_path(rel)[:300]} is not a test script ({kinds})")
+                raise BadTestPath(f"{quoted(tree.res_path(rel))} is not a test script ({kinds})")
             chosen_files.append(tree.res_path(rel))
         else:
             raise BadTestPath(f"{quoted(given)} is not a file or folder of the project")
