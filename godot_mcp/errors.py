@@ -159,3 +159,8 @@ class StorageError(Failed):
 
 class BlobStoreRefused(StorageError):
     """The store's bucket answered and refused the operation (an S3 error code)."""
+
+
+class Malformed(Failed):
+    """A game sent what its protocol never sends, on whichever channel: a bridge reply the
+    bridge scripts never write, debugger bytes that are no message of the engine's."""

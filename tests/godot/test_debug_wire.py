@@ -388,7 +388,7 @@ async def test_a_late_evaluation_answer_is_not_the_next_ones() -> None:
 async def test_a_profile_cut_short_by_a_break_stops_the_profiler_on_resume() -> None:
     import anyio
 
-    from godot_mcp.godot.debug.session import NotStopped
+    from godot_mcp.godot.debug.session import AtBreak
 
     stream = _Recorded()
     dbg = Debugger(stream, 4)  # type: ignore[arg-type]
@@ -398,13 +398,13 @@ async def test_a_profile_cut_short_by_a_break_stops_the_profiler_on_resume() -> 
         async def profile() -> None:
             try:
                 await dbg.profile(5)
-            except NotStopped as exc:
-                failed.append(str(exc))
+            except AtBreak as exc:
+                failed.append(exc.message)
 
         tg.start_soon(profile)
         await anyio.sleep(0.05)
         await _stop(dbg)
-    assert failed == ["res://a.gd:2 (break)"]
+    assert failed == ["the game is stopped at res://a.gd:2 (break)"]
     names = [m[0] for m in stream.sent]
     assert names.count("profiler:servers") == 1  # started; not stopped while stopped
     await dbg._dispatch(Message("debug_exit", []))
