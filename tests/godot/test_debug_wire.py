@@ -208,6 +208,22 @@ async def test_a_game_that_breaks_the_framing_loses_its_debugger(major: int) -> 
         await dbg.variables(0)
 
 
+@pytest.mark.anyio
+async def test_the_debuggers_refusals_are_worded_where_it_raises_them() -> None:
+    from godot_mcp.errors import Unavailable
+    from godot_mcp.godot.debug.session import DebuggerLost
+
+    dbg = await _attached(4, struct.pack("<I", 4) + struct.pack("<I", 250))
+    for call in (dbg.variables(0), dbg.evaluate("1", 0), dbg.control("step", 1), dbg.profile(1)):
+        with pytest.raises(DebuggerLost) as refused:
+            await call
+        assert isinstance(refused.value, Unavailable)
+        assert refused.value.message == (
+            "the debugger connection was lost: the game sent what is not the debugger's "
+            "protocol: unknown type id 250"
+        )
+
+
 @pytest.mark.parametrize("major", [3, 4])
 def test_the_profilers_messages_give_each_function_its_calls_and_times(major: int) -> None:
     from godot_mcp.godot.debug.session import Profile
