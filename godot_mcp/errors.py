@@ -1,24 +1,69 @@
 """The one error tree of godot-mcp.
 
-Every failure a user can meet is one of these, and the MCP edge maps each to
-exactly one outcome (``godot_mcp.edge.outcomes``)::
+Every failure a user can meet is one of these, every exception a part of the package raises
+past its own module is one of these, and the MCP edge maps each to exactly one outcome
+(``godot_mcp.edge.outcomes``): the outcome of the tree's class it is under, the outcome
+column below. A feature's own class sets the words a client reads where it is raised (or in
+one function of the feature); no handler catches one to say it again as another. The whole
+tree, each class with its module (under ``godot_mcp``; none: this one)::
 
-    GodotMcpError                      outcome
-    ├── ConfigError                    (CLI: exit status 2)
-    ├── InvalidArgument                invalid_argument
-    ├── NotFound                       not_found
-    ├── PermissionDenied               permission_denied (HTTP: not_found)
-    │   └── NotYours                   another caller's thing (HTTP: the unknown id's answer)
-    ├── OutOfRange                     out_of_range      (HTTP: not_found)
-    ├── TooLarge                       too_large
-    ├── Unavailable                    unavailable
-    │   ├── DatabaseUnavailable        the store's database cannot be reached (PostgreSQL)
-    │   └── BlobStoreUnavailable       the store's bucket cannot be reached (S3)
-    ├── Timeout                        timeout
-    └── Failed                         failed
-        ├── IntegrityError             bytes differ from what was promised
-        └── StorageError               a write or fsync failed (ENOSPC, EIO, ...)
-            └── BlobStoreRefused       the store's bucket refused the operation (S3)
+    GodotMcpError                                               outcome
+    ├── ConfigError                                             (CLI: exit status 2)
+    ├── InvalidArgument                                         invalid_argument
+    │   ├── TemplateRefused     godot.export.templates          a template that is none
+    │   ├── PresetsError        godot.project.presets           export_presets.cfg refused
+    │   │   ├── PresetsMissing  godot.project.presets
+    │   │   ├── PresetsInvalid  godot.project.presets
+    │   │   └── UnknownPreset   godot.project.presets
+    │   ├── ConfigSyntaxError   godot.project.presets           ConfigFile text (a ValueError too)
+    │   ├── TreeError           godot.project.tree              the project's files refused
+    │   │   ├── LinkOutside     godot.project.tree
+    │   │   ├── LinkLoop        godot.project.tree
+    │   │   ├── TooManyEntries  godot.project.tree
+    │   │   └── TreeChanged     godot.project.tree
+    │   ├── BadTestPath         godot.testrun.selection
+    │   ├── BadPaths            godot.check.job                 (a CheckError)
+    │   ├── GameInvalid         godot.game.errors               (a GameError)
+    │   ├── EvaluationFailed    godot.debug.session             the engine's words on it
+    │   └── NoSelf              godot.debug.session             a frame with no self
+    ├── NotFound                                                not_found
+    │   └── GameNotFound        godot.game.errors               (a GameError)
+    ├── PermissionDenied                                        permission_denied (HTTP: not_found)
+    │   └── NotYours                                            another caller's thing
+    ├── OutOfRange                                              out_of_range (HTTP: not_found)
+    ├── TooLarge                                                too_large
+    ├── Unavailable                                             unavailable
+    │   ├── DatabaseUnavailable                                 the store's database (PostgreSQL)
+    │   ├── DatabaseBusy                                        it answered; try again
+    │   ├── BlobStoreUnavailable                                the store's bucket (S3)
+    │   ├── StaleMark           store.blobs                     written again while read
+    │   ├── NeverImported       godot.project.imported
+    │   ├── GameUnavailable     godot.game.errors               (a GameError)
+    │   ├── NotStopped          godot.debug.session             no break to answer from
+    │   │   └── DebuggerLost    godot.debug.session             the debugger connection ended
+    │   └── AtBreak             godot.debug.session             stopped where it must run
+    ├── Timeout                                                 timeout
+    │   ├── ImportTimeout       godot.importer.job
+    │   ├── TestRunTimeout      godot.testrun.job
+    │   ├── CheckTimeout        godot.check.job                 (a CheckError)
+    │   └── GameTimeout         godot.game.errors               (a GameError)
+    ├── Failed                                                  failed
+    │   ├── IntegrityError                                      bytes differ from the promise
+    │   ├── StorageError                                        a write or fsync failed
+    │   │   └── BlobStoreRefused                                the store's bucket refused it
+    │   ├── Malformed                                           a game's reply or message
+    │   ├── CannotStart         godot.process.run
+    │   ├── ExportError         godot.export.job
+    │   │   └── ExportSetupError  godot.export.job
+    │   ├── OutputInvalid       godot.export.verify
+    │   ├── ImportFailed        godot.importer.job
+    │   ├── TestRunFailed       godot.testrun.job
+    │   ├── ReportRefused       godot.testrun.junit
+    │   ├── CheckFailed         godot.check.job                 (a CheckError)
+    │   └── GameFailed          godot.game.errors               (a GameError)
+    │       └── BridgeClosed    godot.game.bridge
+    ├── GameError               godot.game.errors               each one's class above
+    └── CheckError              godot.check.job                 each one's class above
 
 Foreign failures (OSError, the database driver's, botocore's) become these at the boundary
 that meets them, by one table: ``godot_mcp.store.failures``.
@@ -159,3 +204,8 @@ class StorageError(Failed):
 
 class BlobStoreRefused(StorageError):
     """The store's bucket answered and refused the operation (an S3 error code)."""
+
+
+class Malformed(Failed):
+    """A game sent what its protocol never sends, on whichever channel: a bridge reply the
+    bridge scripts never write, debugger bytes that are no message of the engine's."""

@@ -19,19 +19,10 @@ from godot_mcp.edge.tools_runtime import (
     require_writes,
 )
 from godot_mcp.errors import InvalidArgument, Timeout, Unavailable
-from godot_mcp.godot.debug import (
-    MAX_VARIABLES,
-    Break,
-    EvaluationFailed,
-    NoSelf,
-    NotStopped,
-    to_json,
-)
-from godot_mcp.godot.game import stopped_error
+from godot_mcp.godot.debug import MAX_VARIABLES, Break, to_json
 from godot_mcp.godot.process.locate import engine_name
 from godot_mcp.godot.process.redact import Scrubber
 from godot_mcp.runtime.debugging import MAX_BREAKPOINTS, parse_breakpoints
-from godot_mcp.runtime.games import Managed
 from godot_mcp.runtime.reloading import MAX_PATHS, reload_scripts
 
 ACTIONS = ("continue", "step", "next", "out", "break")
@@ -94,13 +85,6 @@ def _state(brk: Break | None, scrub: Scrubber, budget: Budget) -> types.CallTool
     return result
 
 
-def _not_stopped(managed: Managed, exc: NotStopped) -> Unavailable:
-    """Why a debugger call could not be answered: the connection's loss as such, else the
-    break that ended meanwhile; the game's texts as a client gets them."""
-    managed.debugger()  # raises the loss, worded once
-    return Unavailable(managed.game.scrub.game(str(exc)))
-
-
 def _frame(brk: Break | None, frame: int) -> None:
     if brk is None:
         raise Unavailable("the game is not stopped; stop it first (runtime.debug.control break)")
@@ -122,15 +106,12 @@ async def breakpoints(call: ToolCall) -> types.CallToolResult:
         future.setdefault(path, set()).update(lines)
     if sum(len(lines) for lines in future.values()) > MAX_BREAKPOINTS:
         raise InvalidArgument(f"at most {MAX_BREAKPOINTS} breakpoints are in force at a time")
-    try:
-        for path, lines in drop.items():
-            for line in sorted(lines):
-                await debugger.set_breakpoint(path, line, False)
-        for path, lines in add.items():
-            for line in sorted(lines):
-                await debugger.set_breakpoint(path, line, True)
-    except NotStopped as exc:
-        raise _not_stopped(managed, exc) from None
+    for path, lines in drop.items():
+        for line in sorted(lines):
+            await debugger.set_breakpoint(path, line, False)
+    for path, lines in add.items():
+        for line in sorted(lines):
+            await debugger.set_breakpoint(path, line, True)
     listed = [
         f"{p}:{n}" for p in sorted(debugger.breakpoints) for n in sorted(debugger.breakpoints[p])
     ]
@@ -153,12 +134,7 @@ async def variables(call: ToolCall) -> types.CallToolResult:
     managed = call.deps.games.get(call.caller, a["session_id"])
     debugger = managed.debugger()
     _frame(debugger.stopped, a["frame"])
-    try:
-        got = await debugger.variables(a["frame"])
-    except NotStopped as exc:
-        raise _not_stopped(managed, exc) from None
-    except TimeoutError:
-        raise Timeout("the game did not answer with the frame's variables within 5 s") from None
+    got = await debugger.variables(a["frame"])
     scrub = managed.game.scrub
     return ok(
         locals=scrub.game_json({k: to_json(v) for k, v in got.locals.items()}),
@@ -177,16 +153,7 @@ async def evaluate(call: ToolCall) -> types.CallToolResult:
         raise Unavailable(f"{version}'s debugger has no evaluation")
     brk = debugger.stopped
     _frame(brk, a["frame"])
-    try:
-        value = await debugger.evaluate(a["expression"], a["frame"])
-    except NoSelf as exc:
-        raise InvalidArgument(str(exc)) from None
-    except EvaluationFailed as exc:
-        raise InvalidArgument(managed.game.scrub.game(str(exc))[:1000]) from None
-    except NotStopped as exc:
-        raise _not_stopped(managed, exc) from None
-    except TimeoutError:
-        raise Timeout("the game did not answer the evaluation within 5 s") from None
+    value = await debugger.evaluate(a["expression"], a["frame"])
     return ok(value=managed.game.scrub.game_json(to_json(value)))
 
 
@@ -202,10 +169,7 @@ async def control(call: ToolCall) -> types.CallToolResult:
         raise InvalidArgument("the game is not stopped")
     if action == "continue" and debugger.stopped is None:
         return ok(state="running")
-    try:
-        brk = await debugger.control(action, a["timeout_seconds"])
-    except NotStopped as exc:
-        raise _not_stopped(managed, exc) from None
+    brk = await debugger.control(action, a["timeout_seconds"])
     managed.debugger()
     if action == "continue":
         return ok(state="running")
@@ -220,13 +184,7 @@ async def profile(call: ToolCall) -> types.CallToolResult:
     managed = call.deps.games.get(call.caller, a["session_id"])
     debugger = managed.debugger()
     scrub = managed.game.scrub
-    try:
-        got = await debugger.profile(a["seconds"])
-    except NotStopped:
-        if debugger.stopped is not None:
-            raise stopped_error(scrub.game(debugger.stopped.where)) from None
-        managed.debugger()  # lost: said as such
-        raise
+    got = await debugger.profile(a["seconds"])
     rows = [
         {
             "function": scrub.game(m.function),

@@ -82,7 +82,8 @@ async def session_start(call: ToolCall) -> types.CallToolResult:
     except NeverImported as exc:  # the import tool as tools/list names it, and if it is off
         disabled = None if call.deps.disclosure.writes else WRITES_DISABLED
         tool = wire_name("project.import", call.deps.names)
-        raise Unavailable(exc.worded(tool, disabled)) from None
+        exc.message = exc.worded(tool, disabled)
+        raise
     fields: dict[str, Any] = {"warnings": list(managed.warnings)} if managed.warnings else {}
     return ok(session=_session(managed), **fields)
 

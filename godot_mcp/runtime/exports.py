@@ -191,9 +191,13 @@ class ExportService:
                 job.launch()
             if warned:
                 self._warnings[export_id] = warned
-        except (ExportSetupError, OSError) as exc:
+        except ExportSetupError as exc:
             log.warning("export %s could not be prepared: %s", export_id, exc)
-            why = str(exc) if isinstance(exc, ExportSetupError) else "the copy could not be made"
+            await self._settle(export_id, "failed", exc.message, None)
+            raise
+        except OSError as exc:
+            log.warning("export %s could not be prepared: %s", export_id, exc)
+            why = "the copy could not be made"
             await self._settle(export_id, "failed", why, None)
             raise Failed(why) from None
         except anyio.get_cancelled_exc_class():

@@ -94,7 +94,7 @@ class Managed:
         if debugger is None:
             raise Unavailable("the session was started without debug")
         if debugger.lost is not None:
-            raise Unavailable(f"the debugger connection was lost: {self.game.scrub(debugger.lost)}")
+            raise debugger.not_stopped()  # its loss, worded once
         return debugger
 
 

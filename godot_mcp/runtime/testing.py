@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.errors import Failed, GodotMcpError, Timeout, TooLarge, Unavailable
+from godot_mcp.errors import Failed, GodotMcpError, TooLarge, Unavailable
 from godot_mcp.godot.importer import ImportFailed, ImportTimeout
 from godot_mcp.godot.process.redact import as_res
 from godot_mcp.godot.project import tree
@@ -198,12 +198,11 @@ class TestService(HeadlessWork):
         left = max(1.0, deadline - time.monotonic())
         try:
             await import_copy(self.rt, copy, work, imported, always=True, limit=left)
-        except ImportTimeout as exc:
-            raise Timeout(
-                f"importing the project's copy took all of timeout_seconds: {exc.message}",
-                log_tail=[],
-            ) from None
-        except ImportFailed as exc:
-            raise Failed(
-                f"the project's copy could not be imported: {exc.message}", log_tail=[]
-            ) from None
+        except (ImportTimeout, ImportFailed) as exc:  # the import's own, said as the run's step
+            if isinstance(exc, ImportTimeout):
+                step = "importing the project's copy took all of timeout_seconds"
+            else:
+                step = "the project's copy could not be imported"
+            exc.message = f"{step}: {exc.message}"
+            exc.details["log_tail"] = []
+            raise

@@ -25,7 +25,7 @@ from typing import BinaryIO
 
 import xxhash
 
-from godot_mcp.errors import IntegrityError, NotFound, StorageError
+from godot_mcp.errors import IntegrityError, NotFound, StorageError, Unavailable
 from godot_mcp.store.directory import mkdir_private
 from godot_mcp.store.faults import checkpoint
 from godot_mcp.store.objects import ObjectStore, Upload, Version
@@ -66,9 +66,12 @@ def check_block_size(block_size: int) -> int:
     return block_size
 
 
-class StaleMark(Exception):
+class StaleMark(Unavailable):
     """A read found the blob at another version than the one it was given (the object was
     written again): look again, and verify it in full, before serving it."""
+
+    def __init__(self) -> None:
+        super().__init__("the artifact was written again while it was read")
 
 
 @dataclass(frozen=True)

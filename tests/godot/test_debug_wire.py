@@ -208,6 +208,22 @@ async def test_a_game_that_breaks_the_framing_loses_its_debugger(major: int) -> 
         await dbg.variables(0)
 
 
+@pytest.mark.anyio
+async def test_the_debuggers_refusals_are_worded_where_it_raises_them() -> None:
+    from godot_mcp.errors import Unavailable
+    from godot_mcp.godot.debug.session import DebuggerLost
+
+    dbg = await _attached(4, struct.pack("<I", 4) + struct.pack("<I", 250))
+    for call in (dbg.variables(0), dbg.evaluate("1", 0), dbg.control("step", 1), dbg.profile(1)):
+        with pytest.raises(DebuggerLost) as refused:
+            await call
+        assert isinstance(refused.value, Unavailable)
+        assert refused.value.message == (
+            "the debugger connection was lost: the game sent what is not the debugger's "
+            "protocol: unknown type id 250"
+        )
+
+
 @pytest.mark.parametrize("major", [3, 4])
 def test_the_profilers_messages_give_each_function_its_calls_and_times(major: int) -> None:
     from godot_mcp.godot.debug.session import Profile
@@ -388,7 +404,7 @@ async def test_a_late_evaluation_answer_is_not_the_next_ones() -> None:
 async def test_a_profile_cut_short_by_a_break_stops_the_profiler_on_resume() -> None:
     import anyio
 
-    from godot_mcp.godot.debug.session import NotStopped
+    from godot_mcp.godot.debug.session import AtBreak
 
     stream = _Recorded()
     dbg = Debugger(stream, 4)  # type: ignore[arg-type]
@@ -398,13 +414,13 @@ async def test_a_profile_cut_short_by_a_break_stops_the_profiler_on_resume() -> 
         async def profile() -> None:
             try:
                 await dbg.profile(5)
-            except NotStopped as exc:
-                failed.append(str(exc))
+            except AtBreak as exc:
+                failed.append(exc.message)
 
         tg.start_soon(profile)
         await anyio.sleep(0.05)
         await _stop(dbg)
-    assert failed == ["res://a.gd:2 (break)"]
+    assert failed == ["the game is stopped at res://a.gd:2 (break)"]
     names = [m[0] for m in stream.sent]
     assert names.count("profiler:servers") == 1  # started; not stopped while stopped
     await dbg._dispatch(Message("debug_exit", []))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from godot_mcp.godot.game.errors import GameFailed
+from godot_mcp.errors import Failed
 from godot_mcp.godot.game.protocol import (
     Applied,
     Called,
@@ -140,5 +140,5 @@ def test_each_reply_is_read_as_the_bridges_send_it() -> None:
 def test_a_reply_the_bridge_never_sends_is_a_typed_failure(parse, reply, message) -> None:
     with pytest.raises(Malformed) as refused:
         parse(reply)
-    assert isinstance(refused.value, GameFailed)
+    assert isinstance(refused.value, Failed)
     assert (refused.value.outcome, refused.value.message) == ("failed", message)

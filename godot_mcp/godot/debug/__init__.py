@@ -5,8 +5,10 @@ process's connection, and the debugger session (breaks, stacks, variables, stepp
 from godot_mcp.godot.debug.listener import DebugListener
 from godot_mcp.godot.debug.session import (
     MAX_VARIABLES,
+    AtBreak,
     Break,
     Debugger,
+    DebuggerLost,
     EvaluationFailed,
     Frame,
     Measured,
@@ -19,9 +21,11 @@ from godot_mcp.godot.debug.variant import Malformed, to_json
 
 __all__ = [
     "MAX_VARIABLES",
+    "AtBreak",
     "Break",
     "DebugListener",
     "Debugger",
+    "DebuggerLost",
     "EvaluationFailed",
     "Frame",
     "Malformed",

@@ -34,12 +34,16 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from godot_mcp.godot.debug.variant import Dictionary, Malformed
+from godot_mcp.errors import GodotMcpError, InvalidArgument, Malformed, Timeout, Unavailable
+from godot_mcp.godot.debug.variant import Dictionary
 from godot_mcp.godot.debug.wire import Framer, Message
+from godot_mcp.godot.process.redact import Scrubber
 
 __all__ = [
+    "AtBreak",
     "Break",
     "Debugger",
+    "DebuggerLost",
     "EvaluationFailed",
     "Frame",
     "Measured",
@@ -62,10 +66,20 @@ MAX_VARIABLES = 200  # of each group a frame answers
 MAX_SAFE = 2**53 - 1  # the largest integer every JSON reader holds exactly
 PROFILED_FUNCTIONS = 512  # the engines' own most (they keep the cheapest when there are more)
 MAX_SKIPS = 500  # steps taken out of the server's own script before the game just runs on
+MAX_SAID = 1000  # characters of the engine's own words on an expression a refusal repeats
 
 
-class NotStopped(Exception):
-    """The game is not stopped at a break (or stopped being, while the call waited)."""
+class NotStopped(Unavailable):
+    """The call needs a break and the game is not stopped at one (or stopped being, while the
+    call waited)."""
+
+
+class DebuggerLost(NotStopped):
+    """The debugger connection is lost (``Debugger.lost`` says why): no break can be had."""
+
+
+class AtBreak(Unavailable):
+    """The call needs the game running and it is stopped at a break."""
 
 
 class Flooded(Exception):
@@ -101,12 +115,16 @@ class FloodGate:
             raise Flooded(f"more than {self.max_messages} messages in a second")
 
 
-class EvaluationFailed(ValueError):
+class EvaluationFailed(InvalidArgument):
     """The engine could not parse or run an expression; its own message."""
 
 
-class NoSelf(ValueError):
+class NoSelf(InvalidArgument):
     """The frame has no ``self``: Godot 4 would resume the game on an evaluation there."""
+
+
+def _at_break(where: str) -> AtBreak:
+    return AtBreak(f"the game is stopped at {where}")
 
 
 @dataclass(frozen=True)
@@ -160,8 +178,13 @@ class Debugger:
         on_message: Callable[[Message], None] | None = None,
         on_break: Callable[[Break], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        scrub: Scrubber | None = None,
+        at_break: Callable[[str], GodotMcpError] | None = None,
     ) -> None:
-        """``clock``: the flood gate's seconds."""
+        """``clock``: the flood gate's seconds. The refusals' words: ``scrub`` makes the
+        game's texts in them what a client may read; ``at_break`` is the refusal of a call
+        that needs the game running, given where it stopped (the game's session's own words
+        for its commands, when the two are joined)."""
         self._stream = stream
         self._raw: socket.socket | None = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         if self._raw is not None:
@@ -195,6 +218,8 @@ class Debugger:
         self._known: dict[int, Variables] = {}
         self._send_lock = anyio.Lock()
         self._flood = FloodGate(clock=clock)
+        self._scrub = scrub if scrub is not None else Scrubber([], secrets=())
+        self._at_break = at_break if at_break is not None else _at_break
 
     # --- reading --------------------------------------------------------------------------
 
@@ -376,7 +401,7 @@ class Debugger:
 
     async def _send(self, name: str, args: list[Any]) -> None:
         if self.lost is not None:
-            raise NotStopped(self.lost)
+            raise self.not_stopped()
         packet = self._framer.command(name, args, self._thread)
         async with self._send_lock:
             try:
@@ -384,7 +409,7 @@ class Debugger:
                     await self._stream.send(packet)
             except (TimeoutError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 self._lose("the game stopped reading the debugger connection")
-                raise NotStopped(self.lost or "") from None
+                raise self.not_stopped() from None
 
     async def _ask(self, name: str, args: list[Any], answer: str, timeout: float) -> Message:
         """Send ``name`` and wait for the ``answer`` message; NotStopped if the break ends or
@@ -396,7 +421,7 @@ class Debugger:
             with anyio.fail_after(timeout):
                 while not got:
                     if self.stopped is None:
-                        raise NotStopped(self.lost or "the game is not stopped")
+                        raise self.not_stopped()
                     await self._changed.wait()
             return got[0]
         finally:
@@ -442,7 +467,15 @@ class Debugger:
 
     async def variables(self, frame: int, timeout: float = 5) -> Variables:
         """The locals and members of ``frame`` (an index into the break's stack); asked of
-        the game once a break. NotStopped if the break ends meanwhile; TimeoutError."""
+        the game once a break. NotStopped if the break ends meanwhile; Timeout."""
+        try:
+            return await self._variables(frame, timeout)
+        except TimeoutError:
+            raise Timeout(
+                f"the game did not answer with the frame's variables within {timeout:g} s"
+            ) from None
+
+    async def _variables(self, frame: int, timeout: float) -> Variables:
         brk = self._need_stop()
         if not 0 <= frame < len(brk.stack):
             raise IndexError(frame)
@@ -451,15 +484,23 @@ class Debugger:
         with anyio.fail_after(timeout):
             while index not in self._known:
                 if self.stopped is not brk:
-                    raise NotStopped(self.lost or "the game is not stopped")
+                    raise self.not_stopped()
                 await self._changed.wait()
         return self._known[index]
 
     async def evaluate(self, expression: str, frame: int, timeout: float = 5) -> Any:
+        """The value of ``expression`` in ``frame``: NoSelf, EvaluationFailed (the engine's
+        words), NotStopped, Timeout."""
+        try:
+            return await self._evaluate(expression, frame, timeout)
+        except TimeoutError:
+            raise Timeout(f"the game did not answer the evaluation within {timeout:g} s") from None
+
+    async def _evaluate(self, expression: str, frame: int, timeout: float) -> Any:
         brk = self._need_stop()
         if not 0 <= frame < len(brk.stack):
             raise IndexError(frame)
-        if "self" not in (await self.variables(frame, timeout)).members:
+        if "self" not in (await self._variables(frame, timeout)).members:
             raise NoSelf(f"frame {frame} has no self to evaluate in")
         self._known.clear()  # an expression can change what the frames hold
         self._evaluated = True
@@ -475,7 +516,7 @@ class Debugger:
                     while not self._eval_errors and self.stopped is brk:
                         await self._changed.wait()
                 if self._eval_errors:
-                    raise EvaluationFailed(self._eval_errors[0])
+                    raise EvaluationFailed(self._scrub.game(self._eval_errors[0])[:MAX_SAID])
             return value
         finally:
             self._evaluating = None
@@ -506,12 +547,12 @@ class Debugger:
 
     async def profile(self, seconds: float, timeout: float = 5) -> Profiled:
         """The engine's script profiler on for ``seconds`` of a running game: what it measured.
-        NotStopped (saying where) if the game is or becomes stopped at a break meanwhile; the
+        ``at_break``'s refusal if the game is or becomes stopped at a break meanwhile; the
         profiler is then stopped when the game resumes (the engines take it only running)."""
         if self.lost is not None:
-            raise NotStopped(self.lost)
+            raise self.not_stopped()
         if self.stopped is not None:
-            raise NotStopped(self.stopped.where)
+            raise self._at_break(self._scrub.game(self.stopped.where))
         profile = Profile(self.major)
         self._profile = profile
         got: list[Message] = []
@@ -525,7 +566,7 @@ class Debugger:
             with anyio.move_on_after(seconds):
                 await self.until_stopped()
             if self.stopped is not None:
-                raise NotStopped(self.stopped.where)
+                raise self._at_break(self._scrub.game(self.stopped.where))
             stopped_it = True
             await self._stop_profiler()
             with anyio.move_on_after(timeout):
@@ -561,11 +602,16 @@ class Debugger:
         await self._send("reload_scripts", [] if self.major < 4 else list(paths))
 
     def _need_stop(self) -> Break:
-        if self.lost is not None:
-            raise NotStopped(self.lost)
-        if self.stopped is None:
-            raise NotStopped("the game is not stopped")
+        if self.lost is not None or self.stopped is None:
+            raise self.not_stopped()
         return self.stopped
+
+    def not_stopped(self) -> NotStopped:
+        """Why a call that needs a break cannot have one: the connection's loss, else that
+        the game is not stopped; in the words a client reads."""
+        if self.lost is not None:
+            return DebuggerLost(f"the debugger connection was lost: {self._scrub(self.lost)}")
+        return NotStopped("the game is not stopped")
 
     async def aclose(self) -> None:
         with contextlib.suppress(Exception):

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from godot_mcp.errors import Malformed
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_VALUES",
@@ -39,10 +41,6 @@ MAX_VALUES = 1 << 20  # values decoded from one packet (a packed array's element
 
 FLAG_64 = 1 << 16
 TYPE_MASK = 0xFF
-
-
-class Malformed(ValueError):
-    """Bytes that are not a Variant of the named engine."""
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from godot_mcp.godot.game.errors import GameFailed
+
 # The bridge's settings travel in the game's environment, where no game argument can reach:
 # the launch's secret, the server's port and the scene to run (absent: the main scene).
 SECRET_ENV = "GODOT_MCP_SECRET"
@@ -131,8 +133,9 @@ def _float(text: str) -> float | dict[str, str]:
     return value if math.isfinite(value) else _non_finite("Infinity" if value > 0 else "-Infinity")
 
 
-class BridgeClosed(Exception):
-    """The game closed the connection (or sent something that is not a JSON object)."""
+class BridgeClosed(GameFailed):
+    """The game closed the connection (or sent something that is not a JSON object); the
+    session answers with why the game ended instead (``GameSession._race``)."""
 
 
 class BridgeConnection:

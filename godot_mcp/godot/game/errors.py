@@ -6,9 +6,12 @@ is also the tree's type for its outcome, so nothing maps them by hand)::
     GameError(GodotMcpError)      .message: one path-free line
      ├── GameInvalid              bad scene path, frame count, fps, mode, size
      ├── GameUnavailable          no Godot/Xvfb for the mode, or a capture on a headless session
-     ├── GameFailed               the game exited, a scene did not load, a capture was malformed
+     ├── GameFailed               the game exited, a scene did not load, a capture was bad
      ├── GameTimeout              a bounded wait ran out (connect, capture, quit)
      └── GameNotFound             the game has no such node
+
+A reply the bridge never sends is the tree's own :class:`~godot_mcp.errors.Malformed` (the
+debugger's bytes say theirs with it too).
 
 Every message and log tail goes through a :class:`~godot_mcp.godot.process.redact.Scrubber` first:
 private paths (the state dir and its parent, the scratch dir, the package's bridge scripts, the

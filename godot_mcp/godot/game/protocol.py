@@ -13,7 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from godot_mcp.godot.game.errors import GameFailed
+from godot_mcp.errors import Malformed
+from godot_mcp.godot.game.errors import one_line
 
 # The deepest a value in a reply may nest: §7 bounds the bridge's values to depth 8, each
 # level at most a few JSON levels deep. Deeper is a forged reply, refused before anything
@@ -37,13 +38,9 @@ __all__ = [
 ]
 
 
-class Malformed(GameFailed):
-    """The game answered a command with a reply the bridge never sends."""
-
-    def __init__(self, cmd: str, field: str, why: str) -> None:
-        super().__init__(f"the game's answer to {cmd} is malformed: {field} {why}")
-        self.cmd = cmd
-        self.field = field
+def malformed(cmd: str, field: str, why: str) -> Malformed:
+    """The game answered ``cmd`` with a reply the bridge never sends: ``field`` ``why``."""
+    return Malformed(one_line(f"the game's answer to {cmd} is malformed: {field} {why}"))
 
 
 class _Reply:
@@ -51,7 +48,7 @@ class _Reply:
 
     def __init__(self, cmd: str, reply: Any) -> None:
         if not isinstance(reply, dict):
-            raise Malformed(cmd, "the reply", "is not an object")
+            raise malformed(cmd, "the reply", "is not an object")
         self.cmd = cmd
         self.reply = reply
 
@@ -59,7 +56,7 @@ class _Reply:
         if key not in self.reply or (optional and self.reply[key] is None):
             if optional:
                 return None
-            raise Malformed(self.cmd, key, "is missing")
+            raise malformed(self.cmd, key, "is missing")
         return self.reply[key]
 
     def integer(self, key: str, optional: bool = False) -> int | None:
@@ -67,48 +64,48 @@ class _Reply:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise Malformed(self.cmd, key, "is not an integer")
+            raise malformed(self.cmd, key, "is not an integer")
         if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-            raise Malformed(self.cmd, key, "is not an integer")
+            raise malformed(self.cmd, key, "is not an integer")
         return int(value)
 
     def count(self, key: str) -> int:
         value = self.integer(key)
         assert value is not None
         if value < 0:
-            raise Malformed(self.cmd, key, "is negative")
+            raise malformed(self.cmd, key, "is negative")
         return value
 
     def number(self, key: str) -> float:
         value = self._get(key, False)
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise Malformed(self.cmd, key, "is not a number")
+            raise malformed(self.cmd, key, "is not a number")
         if not math.isfinite(value):
-            raise Malformed(self.cmd, key, "is not finite")
+            raise malformed(self.cmd, key, "is not finite")
         return value
 
     def flag(self, key: str) -> bool:
         value = self._get(key, False)
         if not isinstance(value, bool):
-            raise Malformed(self.cmd, key, "is not true or false")
+            raise malformed(self.cmd, key, "is not true or false")
         return value
 
     def text(self, key: str, optional: bool = False) -> str | None:
         value = self._get(key, optional)
         if value is not None and not isinstance(value, str):
-            raise Malformed(self.cmd, key, "is not a string")
+            raise malformed(self.cmd, key, "is not a string")
         return value
 
     def items(self, key: str) -> list[Any]:
         value = self._get(key, False)
         if not isinstance(value, list):
-            raise Malformed(self.cmd, key, "is not a list")
+            raise malformed(self.cmd, key, "is not a list")
         return value
 
     def mapping(self, key: str) -> dict[str, Any]:
         value = self._get(key, False)
         if not isinstance(value, dict):
-            raise Malformed(self.cmd, key, "is not an object")
+            raise malformed(self.cmd, key, "is not an object")
         return self.shallow(key, value)
 
     def shallow(self, key: str, value: Any) -> Any:
@@ -118,7 +115,7 @@ class _Reply:
             item, depth = stack.pop()
             if isinstance(item, dict | list):
                 if depth > MAX_DEPTH:
-                    raise Malformed(self.cmd, key, f"nests deeper than {MAX_DEPTH} levels")
+                    raise malformed(self.cmd, key, f"nests deeper than {MAX_DEPTH} levels")
                 items = item.values() if isinstance(item, dict) else item
                 stack.extend((child, depth + 1) for child in items)
         return value
@@ -202,7 +199,7 @@ class Tree:
 def _node(item: Any) -> dict[str, Any]:
     """One node of a ``tree`` reply as §6 shapes it: path, name, class, children, script."""
     if not isinstance(item, dict):
-        raise Malformed("tree", "nodes", "holds something other than objects")
+        raise malformed("tree", "nodes", "holds something other than objects")
     r = _Reply("tree", item)
     node: dict[str, Any] = {
         "path": r.text("path"),
@@ -266,7 +263,7 @@ class Scripts:
     def parse(cls, cmd: str, key: str, reply: Any) -> Scripts:
         items = _Reply(cmd, reply).items(key)
         if not all(isinstance(p, str) and p.startswith("res://") for p in items):
-            raise Malformed(cmd, key, "are not res:// paths")
+            raise malformed(cmd, key, "are not res:// paths")
         return cls(items)
 
 
@@ -327,7 +324,7 @@ def frame_reports(cmd: str, reply: Any, count: int) -> list[FrameReport]:
     """The ``count`` frame reports of a ``screenshot`` or ``record`` reply."""
     frames = _Reply(cmd, reply).items("frames")
     if len(frames) != count:
-        raise Malformed(cmd, "frames", f"holds {len(frames)} reports, not {count}")
+        raise malformed(cmd, "frames", f"holds {len(frames)} reports, not {count}")
     out = []
     for item in frames:
         r = _Reply(cmd, item)

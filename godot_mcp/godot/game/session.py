@@ -6,7 +6,8 @@ private Xvfb. Each launch listens on its own loopback port with its own secret
 <bridge> -- ARGS``; the bridge script lives in this package and nothing is written into the
 project. The bridge's own settings (port, secret, scene) go in the game's environment, never on
 the command line, where the game's own ``ARGS`` could reach them. Every wait is bounded;
-every failure is a :class:`GameError` whose message names no private path.
+every failure is a :class:`GameError` (a reply the bridge never sends: the tree's
+:class:`~godot_mcp.errors.Malformed`) whose message names no private path.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import IO, Any, TypeVar, cast
 
 import anyio
 
-from godot_mcp.errors import GodotMcpError, echoes_cut, quoted
+from godot_mcp.errors import Failed, GodotMcpError, Malformed, echoes_cut, quoted
 from godot_mcp.godot.game.args import check_game_args
 from godot_mcp.godot.game.bridge import (
     MARK_PREFIX,
@@ -200,7 +201,8 @@ class GameSession:
         self._hello: Hello | None = None
         self._ready: Ready | None = None
         self._capture_lock = anyio.Lock()
-        self._attach_error: GameError | None = None  # the bridge's failure after a debug start
+        # the bridge's failure after a debug start
+        self._attach_error: GameError | Malformed | None = None
         self._attached = anyio.Event()  # the bridge connected (or failed to)
         self.data_dir: Path | None = None  # its own XDG_DATA_HOME (user://), its runner's
 
@@ -285,7 +287,7 @@ class GameSession:
                 lambda: check_screenshot(self._scratch, path, frame.width, frame.height, given),
                 abandon_on_cancel=True,
             )
-        except GameError as exc:
+        except (GameError, Malformed) as exc:
             _unlink(path, pixels)
             raise self._explain(exc) from None
         except BaseException:
@@ -342,7 +344,7 @@ class GameSession:
             digest, preview = await anyio.to_thread.run_sync(
                 check_and_assemble, abandon_on_cancel=True
             )
-        except GameError as exc:
+        except (GameError, Malformed) as exc:
             out.unlink(missing_ok=True)
             raise self._explain(exc) from None
         except OSError as exc:
@@ -427,9 +429,9 @@ class GameSession:
         except GameTimeout:
             return 0.0
 
-    def _explain(self, exc: GameError) -> GameError:
+    def _explain(self, exc: GameError | Malformed) -> GameError | Malformed:
         """A capture failure on a full disk says so (the engine's half-written file does not)."""
-        if isinstance(exc, GameFailed) and disk_full(self._scratch):
+        if isinstance(exc, Failed) and disk_full(self._scratch):
             return GameFailed(
                 "the server's state dir disk is full: the capture could not be written"
             )
@@ -557,7 +559,7 @@ class GameSession:
                     await self._race(self._conn.request, "ping", marks=[token])
                 while span[0] is None:
                     await anyio.sleep(0.001)
-        except (GameError, BridgeClosed):
+        except (GameError, Malformed, BridgeClosed):
             pass  # a game that cannot answer has said what it could
         finally:
             self._marks.pop(token, None)
@@ -763,7 +765,7 @@ class GameSession:
         async def connect() -> None:
             try:
                 await self._connect(listener)
-            except GameError as exc:
+            except (GameError, Malformed) as exc:
                 failed.append(exc)
                 self._attach_error = exc
             except anyio.get_cancelled_exc_class():

@@ -27,11 +27,12 @@ others passed over by their brackets and strings alone, in one linear scan).
 
 Errors::
 
-    PresetsError(Exception)
+    PresetsError(InvalidArgument)
      ├── PresetsMissing      the project has no export_presets.cfg (or it is unreadable)
      ├── PresetsInvalid      export_presets.cfg is not a ConfigFile / a preset has no name
      └── UnknownPreset       no preset of that name; ``.known`` lists the names there are
-    ConfigSyntaxError(ValueError)   any ConfigFile text that does not parse; ``.line`` says where
+    ConfigSyntaxError(InvalidArgument, ValueError)
+                         any ConfigFile text that does not parse; ``.line`` says where
 
 Output naming (``expected_outputs``), verified with Godot 3.2.3 on Linux:
 
@@ -73,8 +74,9 @@ from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.godot.project import tree
 
 
-class ConfigSyntaxError(ValueError):
-    """The text could not be parsed as a Godot ConfigFile; ``line`` (from 1) says where."""
+class ConfigSyntaxError(InvalidArgument, ValueError):
+    """The text could not be parsed as a Godot ConfigFile; ``line`` (from 1) says where (a
+    ``ValueError`` too: the readers of a project's facts pass over any value they cannot read)."""
 
     def __init__(self, line: int, what: str) -> None:
         super().__init__(f"line {line}: {what}")

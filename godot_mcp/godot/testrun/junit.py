@@ -33,6 +33,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from godot_mcp.errors import Failed
 from godot_mcp.godot.process.redact import printable
 
 __all__ = [
@@ -64,7 +65,7 @@ _REFERENCE = re.compile(r"&#(0*[0-9]{1,7}|[xX]0*[0-9a-fA-F]{1,6});")
 _CUT = re.compile(r"[\s<>\"']")  # where a long line of an unreadable report is cut
 
 
-class ReportRefused(ValueError):
+class ReportRefused(Failed):
     """The report is not a JUnit report this server reads (too large, a document type, not
     UTF-8, not XML, not ``testsuites``/``testsuite``)."""
 
