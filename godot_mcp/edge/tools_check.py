@@ -109,5 +109,6 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         availability=availability,
+        toolset="check",
     ),
 ]

@@ -289,6 +289,7 @@ TOOLS = [
         required=("breakpoints",),
         idempotent=True,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.debug.state",
@@ -306,6 +307,7 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.debug.variables",
@@ -319,6 +321,7 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.debug.evaluate",
@@ -340,6 +343,7 @@ TOOLS = [
         required=("value",),
         destructive=True,
         availability=evaluate_availability,
+        toolset="debug",
     ),
     Tool(
         "runtime.debug.control",
@@ -356,6 +360,7 @@ TOOLS = [
         required=("state",),
         idempotent=False,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.profile.capture",
@@ -378,6 +383,7 @@ TOOLS = [
         required=("frames", "functions", "dropped", "truncated"),
         read_only=True,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.scripts.reload",
@@ -401,5 +407,6 @@ TOOLS = [
         required=("reloaded",),
         idempotent=True,
         availability=reload_availability,
+        toolset="debug",
     ),
 ]

@@ -221,6 +221,7 @@ TOOLS = [
         answer={"session": _SESSION, "warnings": {"type": "array", "items": STRING}},
         required=("session",),
         availability=_availability("windowed", "headless"),
+        toolset="core",
     ),
     Tool(
         "runtime.session.list",
@@ -232,6 +233,7 @@ TOOLS = [
         required=("sessions",),
         read_only=True,
         idempotent=True,
+        toolset="core",
     ),
     Tool(
         "runtime.session.stop",
@@ -244,6 +246,7 @@ TOOLS = [
         required=("state", "exit_code"),
         destructive=True,
         idempotent=False,
+        toolset="core",
     ),
     Tool(
         "runtime.screenshot.capture",
@@ -256,6 +259,7 @@ TOOLS = [
         answer=_answer_with(_SHOT_PREVIEW),
         required=("artifact", "preview"),
         availability=_availability("windowed"),
+        toolset="game",
     ),
     Tool(
         "runtime.recording.capture",
@@ -280,6 +284,7 @@ TOOLS = [
         answer=_answer_with(_SHEET_PREVIEW),
         required=("artifact", "preview"),
         availability=_availability("windowed"),
+        toolset="game",
     ),
 ]
 
@@ -383,6 +388,7 @@ TOOLS += [
         required=("lines", "next_cursor", "dropped", "state"),
         read_only=True,
         idempotent=True,
+        toolset="game",
     ),
     Tool(
         "runtime.log.capture",
@@ -393,6 +399,7 @@ TOOLS += [
         args=(SESSION_ID,),
         answer=_CAPTURE,
         required=("artifact",),
+        toolset="game",
     ),
 ]
 
@@ -533,6 +540,7 @@ TOOLS += [
         ),
         answer={"applied": INTEGER, "frame": INTEGER},
         required=("applied", "frame"),
+        toolset="game",
     ),
     Tool(
         "runtime.scene.tree",
@@ -562,6 +570,7 @@ TOOLS += [
         required=("nodes", "total", "truncated", "current_scene"),
         read_only=True,
         idempotent=True,
+        toolset="game",
     ),
     Tool(
         "runtime.time.control",
@@ -577,6 +586,7 @@ TOOLS += [
         ),
         answer={"paused": BOOLEAN, "time_scale": NUMBER, "frame": INTEGER},
         required=("paused", "time_scale", "frame"),
+        toolset="game",
     ),
 ]
 
@@ -672,6 +682,7 @@ TOOLS += [
         required=("class", "values", "truncated"),
         read_only=True,
         idempotent=True,
+        toolset="game",
     ),
     Tool(
         "runtime.node.set",
@@ -694,6 +705,7 @@ TOOLS += [
         required=("values",),
         idempotent=True,
         availability=writes_availability,
+        toolset="game",
     ),
     Tool(
         "runtime.node.call",
@@ -712,6 +724,7 @@ TOOLS += [
         required=("result",),
         destructive=True,
         availability=writes_availability,
+        toolset="game",
     ),
 ]
 
@@ -796,5 +809,6 @@ TOOLS += [
         answer={"frame": {"anyOf": [INTEGER, NULL]}, "value": VALUE},
         required=("frame",),
         read_only=True,
+        toolset="game",
     ),
 ]
