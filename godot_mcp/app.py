@@ -101,6 +101,7 @@ async def open_app(
             tests=TestService(runtime, exports),
             api=ApiService(runtime),
             names=settings.tool_names,
+            toolsets=settings.toolsets,
             releases=Releases(runtime, launch_id) if launch_id is not None else None,
         )
         try:

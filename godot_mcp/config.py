@@ -16,7 +16,7 @@ from pathlib import Path
 
 import platformdirs
 
-from godot_mcp.edge.spec import NameStyle
+from godot_mcp.edge.spec import TOOLSETS, NameStyle, Toolset
 from godot_mcp.errors import ConfigError
 from godot_mcp.runtime.context import Capacity
 from godot_mcp.store.db import backend
@@ -47,6 +47,7 @@ class Settings:
     limits: Limits
     capacity: Capacity = field(default_factory=Capacity)
     tool_names: NameStyle = "underscore"
+    toolsets: frozenset[Toolset] = frozenset(TOOLSETS)  # the features whose tools are on
     allow_runtime_writes: bool = False
     http_session_idle_seconds: int = 1800
     max_http_sessions_per_principal: int = 32
@@ -64,6 +65,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store-budget-bytes", metavar="N")
     parser.add_argument("--retention-seconds", metavar="N")
     parser.add_argument("--tool-names", metavar="underscore|dotted")
+    parser.add_argument("--toolsets", metavar="LIST")
     parser.add_argument("--max-game-sessions", metavar="N")
     parser.add_argument("--max-exports", metavar="N")
     parser.add_argument("--allow-runtime-writes", action="store_true", default=None)
@@ -95,6 +97,9 @@ def resolve(
     style = _explicit(args, "tool_names", "--tool-names", env, "GODOT_MCP_TOOL_NAMES")
     if style is not None and style not in TOOL_NAME_STYLES:
         raise ConfigError(f"--tool-names must be underscore or dotted, got {style!r}")
+    given = _explicit(args, "toolsets", "--toolsets", env, "GODOT_MCP_TOOLSETS")
+    from_env = getattr(args, "toolsets", None) is None
+    toolsets = parse_toolsets(given, "GODOT_MCP_TOOLSETS" if from_env else "--toolsets")
     writes = getattr(args, "allow_runtime_writes", None)
     if writes is None:
         flag = env.get("GODOT_MCP_ALLOW_RUNTIME_WRITES", "")
@@ -131,6 +136,7 @@ def resolve(
         limits=Limits(**values),
         capacity=Capacity(server["max_game_sessions"], server["max_exports"]),
         tool_names="dotted" if style == "dotted" else "underscore",
+        toolsets=toolsets,
         allow_runtime_writes=bool(writes),
         http_session_idle_seconds=server["http_session_idle_seconds"],
         max_http_sessions_per_principal=server["max_http_sessions_per_principal"],
@@ -142,6 +148,25 @@ def resolve(
         database_url=database,
         blob_store_url=blob_store,
     )
+
+
+def parse_toolsets(raw: str | None, source: str = "--toolsets") -> frozenset[Toolset]:
+    """``--toolsets``: ``all`` (the default) or a comma-separated list of toolsets; an
+    unknown name (an empty one too) is a ConfigError naming the known ones."""
+    if raw is None:
+        return frozenset(TOOLSETS)
+    chosen: set[Toolset] = set()
+    for name in (part.strip() for part in raw.split(",")):
+        if name == "all":
+            chosen.update(TOOLSETS)
+            continue
+        known = next((t for t in TOOLSETS if t == name), None)
+        if known is None:
+            raise ConfigError(
+                f"{source}: unknown toolset {name[:40]!r} (known: all, {', '.join(TOOLSETS)})"
+            )
+        chosen.add(known)
+    return frozenset(chosen)
 
 
 def _needs_shared(option: str, module: str) -> None:

@@ -10,6 +10,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 
 from godot_mcp.edge.disclosure import Disclosure
+from godot_mcp.edge.spec import TOOLSETS, Toolset
 from godot_mcp.errors import NotFound
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.releases import Releases
@@ -43,6 +44,7 @@ class ServerDeps:
     tests: TestService
     api: ApiService
     names: NameStyle = "underscore"
+    toolsets: frozenset[Toolset] = frozenset(TOOLSETS)  # the features whose tools are on
     releases: Releases | None = None  # HTTP only: ended sessions' artifacts
 
     @property

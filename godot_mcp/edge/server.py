@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from mcp import types
@@ -49,9 +49,15 @@ def shipped_tools() -> list[Tool]:
     ]
 
 
+def on(tools: Sequence[Tool], toolsets: Collection[str]) -> list[Tool]:
+    """The tools a server offers: the core ones and those of ``toolsets``. Another is
+    neither listed nor callable: a call to it answers as an unknown tool does."""
+    return [t for t in tools if t.toolset == "core" or t.toolset in toolsets]
+
+
 def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
     """Build the server. ``extra_tools`` exists for tests; the shipped server has none."""
-    tools = Tools([*shipped_tools(), *extra_tools], deps.names)
+    tools = Tools(on([*shipped_tools(), *extra_tools], deps.toolsets), deps.names)
     declared = [t.declaration(deps.names) for t in tools.all]
     ok_shapes = {t.name: t.ok_schema() for t in tools.all}
     limit = deps.limits.max_output_bytes

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 Kind = Literal["string", "integer", "number", "boolean", "array", "object"]
 NameStyle = Literal["underscore", "dotted"]
+Toolset = Literal["core", "game", "debug", "check", "import", "test", "export", "api"]
+TOOLSETS: tuple[Toolset, ...] = ("game", "debug", "check", "import", "test", "export", "api")
+"""The toolsets a server may leave off (``--toolsets``); ``core`` tools are always on."""
 REFUSALS = tuple(o for o in TOOL_OUTCOMES if o != "ok")
 _MISSING: Any = object()
 _TOOL_REF = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)+)\}")  # {project.export.status} in a summary
@@ -249,7 +252,7 @@ def _available(_deps: ServerDeps) -> str:
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool, declared once."""
+    """One tool, declared once: ``toolset`` is the feature it belongs to (``--toolsets``)."""
 
     name: str
     title: str
@@ -263,6 +266,7 @@ class Tool:
     idempotent: bool = False
     availability: Availability = _available
     raw_bytes: bool = False  # answers artifact bytes: bounded by their raw length (§4)
+    toolset: Toolset = field(kw_only=True)
 
     def parse(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check a call's arguments against the declaration; unknown names are refused."""

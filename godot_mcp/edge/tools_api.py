@@ -130,5 +130,6 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         availability=availability,
+        toolset="api",
     ),
 ]

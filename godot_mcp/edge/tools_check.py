@@ -115,5 +115,6 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         availability=availability,
+        toolset="check",
     ),
 ]

@@ -9,7 +9,7 @@ from mcp import types
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.resources import blob_contents, read_artifact
-from godot_mcp.edge.spec import BOOLEAN, INTEGER, NULL, STRING, Arg, Tool
+from godot_mcp.edge.spec import BOOLEAN, INTEGER, NULL, STRING, TOOLSETS, Arg, Tool
 from godot_mcp.godot.project.info import read_info
 
 
@@ -45,6 +45,7 @@ async def server_profile(call: ToolCall) -> types.CallToolResult:
         capacity=capacity(deps),
         transport=deps.transport,
         godot=_godot_facts(deps),
+        toolsets={name: name in deps.toolsets for name in TOOLSETS},
         availability={tools.listed(t): t.availability(deps) for t in tools.all},
     )
 
@@ -134,11 +135,18 @@ TOOLS = [
                 "required": ["version", "headless_version", "major", "dotnet"],
                 "additionalProperties": False,
             },
+            "toolsets": {
+                "type": "object",
+                "properties": {name: BOOLEAN for name in TOOLSETS},
+                "required": list(TOOLSETS),
+                "additionalProperties": False,
+            },
             "availability": _AVAILABILITY,
         },
-        required=("limits", "capacity", "transport", "godot", "availability"),
+        required=("limits", "capacity", "transport", "godot", "toolsets", "availability"),
         read_only=True,
         idempotent=True,
+        toolset="core",
     ),
     Tool(
         "project.info",
@@ -169,6 +177,7 @@ TOOLS = [
         ),
         read_only=True,
         idempotent=True,
+        toolset="core",
     ),
     Tool(
         "project.reload",
@@ -179,6 +188,7 @@ TOOLS = [
         answer={"generation": INTEGER},
         required=("generation",),
         destructive=True,
+        toolset="core",
     ),
     Tool(
         "artifacts.read",
@@ -208,5 +218,6 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         raw_bytes=True,
+        toolset="core",
     ),
 ]

@@ -247,6 +247,7 @@ TOOLS = [
         required=("breakpoints",),
         idempotent=True,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.debug.state",
@@ -264,6 +265,7 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.debug.variables",
@@ -277,6 +279,7 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.debug.evaluate",
@@ -298,6 +301,7 @@ TOOLS = [
         required=("value",),
         destructive=True,
         availability=evaluate_availability,
+        toolset="debug",
     ),
     Tool(
         "runtime.debug.control",
@@ -314,6 +318,7 @@ TOOLS = [
         required=("state",),
         idempotent=False,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.profile.capture",
@@ -336,6 +341,7 @@ TOOLS = [
         required=("frames", "functions", "dropped", "truncated"),
         read_only=True,
         availability=availability_of,
+        toolset="debug",
     ),
     Tool(
         "runtime.scripts.reload",
@@ -359,5 +365,6 @@ TOOLS = [
         required=("reloaded",),
         idempotent=True,
         availability=reload_availability,
+        toolset="debug",
     ),
 ]

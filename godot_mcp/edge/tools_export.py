@@ -152,6 +152,7 @@ TOOLS = [
         answer={"export": _STARTED},
         required=("export",),
         availability=availability,
+        toolset="export",
     ),
     Tool(
         "project.export.status",
@@ -169,6 +170,7 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         availability=availability,
+        toolset="export",
     ),
     Tool(
         "project.export.cancel",
@@ -182,5 +184,6 @@ TOOLS = [
         destructive=True,
         idempotent=True,
         availability=availability,
+        toolset="export",
     ),
 ]

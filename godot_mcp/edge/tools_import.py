@@ -64,5 +64,6 @@ TOOLS = [
         required=("imported", "seconds"),
         idempotent=True,
         availability=availability,
+        toolset="import",
     ),
 ]

@@ -41,5 +41,6 @@ TOOLS = [
         required=tuple(FIELDS),
         read_only=True,
         idempotent=True,
+        toolset="game",
     ),
 ]

@@ -222,6 +222,7 @@ TOOLS = [
         answer={"session": _SESSION, "warnings": {"type": "array", "items": STRING}},
         required=("session",),
         availability=_availability("windowed", "headless"),
+        toolset="core",
     ),
     Tool(
         "runtime.session.list",
@@ -233,6 +234,7 @@ TOOLS = [
         required=("sessions",),
         read_only=True,
         idempotent=True,
+        toolset="core",
     ),
     Tool(
         "runtime.session.stop",
@@ -245,6 +247,7 @@ TOOLS = [
         required=("state", "exit_code"),
         destructive=True,
         idempotent=False,
+        toolset="core",
     ),
     Tool(
         "runtime.screenshot.capture",
@@ -257,6 +260,7 @@ TOOLS = [
         answer=_answer_with(_SHOT_PREVIEW),
         required=("artifact", "preview"),
         availability=_availability("windowed"),
+        toolset="game",
     ),
     Tool(
         "runtime.recording.capture",
@@ -281,6 +285,7 @@ TOOLS = [
         answer=_answer_with(_SHEET_PREVIEW),
         required=("artifact", "preview"),
         availability=_availability("windowed"),
+        toolset="game",
     ),
 ]
 
@@ -384,6 +389,7 @@ TOOLS += [
         required=("lines", "next_cursor", "dropped", "state"),
         read_only=True,
         idempotent=True,
+        toolset="game",
     ),
     Tool(
         "runtime.log.capture",
@@ -394,6 +400,7 @@ TOOLS += [
         args=(SESSION_ID,),
         answer=_CAPTURE,
         required=("artifact",),
+        toolset="game",
     ),
 ]
 
@@ -534,6 +541,7 @@ TOOLS += [
         ),
         answer={"applied": INTEGER, "frame": INTEGER},
         required=("applied", "frame"),
+        toolset="game",
     ),
     Tool(
         "runtime.scene.tree",
@@ -563,6 +571,7 @@ TOOLS += [
         required=("nodes", "total", "truncated", "current_scene"),
         read_only=True,
         idempotent=True,
+        toolset="game",
     ),
     Tool(
         "runtime.time.control",
@@ -578,6 +587,7 @@ TOOLS += [
         ),
         answer={"paused": BOOLEAN, "time_scale": NUMBER, "frame": INTEGER},
         required=("paused", "time_scale", "frame"),
+        toolset="game",
     ),
 ]
 
@@ -673,6 +683,7 @@ TOOLS += [
         required=("class", "values", "truncated"),
         read_only=True,
         idempotent=True,
+        toolset="game",
     ),
     Tool(
         "runtime.node.set",
@@ -695,6 +706,7 @@ TOOLS += [
         required=("values",),
         idempotent=True,
         availability=writes_availability,
+        toolset="game",
     ),
     Tool(
         "runtime.node.call",
@@ -713,6 +725,7 @@ TOOLS += [
         required=("result",),
         destructive=True,
         availability=writes_availability,
+        toolset="game",
     ),
 ]
 
@@ -797,5 +810,6 @@ TOOLS += [
         answer={"frame": {"anyOf": [INTEGER, NULL]}, "value": VALUE},
         required=("frame",),
         read_only=True,
+        toolset="game",
     ),
 ]

@@ -197,5 +197,6 @@ TOOLS = [
         read_only=True,
         idempotent=False,
         availability=availability,
+        toolset="test",
     ),
 ]

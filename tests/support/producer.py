@@ -44,4 +44,5 @@ PRODUCER = Tool(
     ),
     answer={"artifact": ARTIFACT},
     required=("artifact",),
+    toolset="core",
 )
