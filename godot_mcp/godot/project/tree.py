@@ -191,7 +191,7 @@ def _walk(out: Plan, root: Path, rel: str, source: str, chain: tuple[Path, ...])
             continue
         except OSError as exc:  # a name too long for the system, a folder we may not enter
             raise TreeChanged(
-                res_path(rel_child), f"{quoted(res_path(rel_child))} cannot be read: {exc.strerror}"
+                res_path(rel_child), f"{res_path(rel_child)[:300]} cannot be read: {exc.strerror}"
             ) from None
         if stat.S_ISLNK(st.st_mode):
             out.links += 1
@@ -210,7 +210,7 @@ def _walk(out: Plan, root: Path, rel: str, source: str, chain: tuple[Path, ...])
             except OSError as exc:
                 raise TreeChanged(
                     res_path(rel_child),
-                    f"{quoted(res_path(rel_child))} cannot be read: {exc.strerror}",
+                    f"{res_path(rel_child)[:300]} cannot be read: {exc.strerror}",
                 ) from None
             if stat.S_ISDIR(st.st_mode) and any(target == c for c in chain):
                 if out.left_out is not None:
