@@ -18,7 +18,7 @@ from godot_mcp.edge.tools_runtime import (
     availability_of,
     require_writes,
 )
-from godot_mcp.errors import InvalidArgument, Timeout, Unavailable
+from godot_mcp.errors import InvalidArgument, Remedy, Timeout, Unavailable
 from godot_mcp.godot.debug import (
     MAX_VARIABLES,
     Break,
@@ -103,7 +103,7 @@ def _not_stopped(managed: Managed, exc: NotStopped) -> Unavailable:
 
 def _frame(brk: Break | None, frame: int) -> None:
     if brk is None:
-        raise Unavailable("the game is not stopped; stop it first (runtime.debug.control break)")
+        raise Unavailable("the game is not stopped", remedy=Remedy.BREAK)
     if frame >= len(brk.stack):
         raise InvalidArgument(f"frame {frame} is not in the stack ({len(brk.stack)} frames)")
 

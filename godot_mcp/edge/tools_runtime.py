@@ -24,7 +24,6 @@ from godot_mcp.edge.spec import (
     Arg,
     Availability,
     Tool,
-    wire_name,
 )
 from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot.game import (
@@ -40,7 +39,6 @@ from godot_mcp.godot.game import (
     check_game_args,
     encode_cursor,
 )
-from godot_mcp.godot.project.imported import NeverImported
 from godot_mcp.runtime.debugging import MAX_BREAKPOINTS
 from godot_mcp.runtime.games import Managed
 from godot_mcp.store.values import ArtifactInfo
@@ -75,14 +73,9 @@ def _session(m: Managed) -> dict[str, Any]:
 
 async def session_start(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    try:
-        managed = await call.deps.games.start(
-            call.caller, a["mode"], a["scene"], a["args"], a["debug"], a["breakpoints"]
-        )
-    except NeverImported as exc:  # the import tool as tools/list names it, and if it is off
-        disabled = None if call.deps.disclosure.writes else WRITES_DISABLED
-        tool = wire_name("project.import", call.deps.names)
-        raise Unavailable(exc.worded(tool, disabled)) from None
+    managed = await call.deps.games.start(
+        call.caller, a["mode"], a["scene"], a["args"], a["debug"], a["breakpoints"]
+    )
     fields: dict[str, Any] = {"warnings": list(managed.warnings)} if managed.warnings else {}
     return ok(session=_session(managed), **fields)
 
