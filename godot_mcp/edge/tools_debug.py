@@ -1,4 +1,5 @@
-"""runtime.debug.*: the engine's own debugger on a game started with ``debug`` (interface §10)."""
+"""runtime.debug.*: the engine's own debugger on a game started with ``debug``
+(docs/debugging.md)."""
 
 from __future__ import annotations
 
@@ -311,7 +312,7 @@ TOOLS = [
         "runtime.debug.variables",
         "Read a stopped frame's variables",
         f"The locals and the members (self and its script variables) of one frame of a "
-        f"stopped game, as §7 values; at most {MAX_VARIABLES} of each.",
+        f"stopped game, as JSON values; at most {MAX_VARIABLES} of each.",
         variables,
         args=(SESSION_ID, _FRAME_ARG),
         answer={"locals": _VALUES, "members": _VALUES, "truncated": BOOLEAN},
