@@ -69,10 +69,14 @@ Foreign failures (OSError, the database driver's, botocore's) become these at th
 that meets them, by one table: ``godot_mcp.store.failures``.
 
 Messages are one line and never name a private path; a message quotes at most
-``MAX_QUOTED`` characters of anything a caller sent (:func:`quoted`).
+``MAX_QUOTED`` characters of anything a caller sent (:func:`quoted`). No layer below the MCP
+edge knows a tool's name: an error whose way out is another tool says which way (its
+:class:`Remedy`) and the edge words it with that tool as ``tools/list`` spells it.
 """
 
 from __future__ import annotations
+
+from enum import Enum
 
 MAX_QUOTED = 200  # characters of a caller's input a message (or an error's data) repeats
 
@@ -104,14 +108,24 @@ def echoes_cut(message: str, sent: object) -> str:
     return message
 
 
+class Remedy(Enum):
+    """What a caller can do about a refusal with another tool; the edge says which tool."""
+
+    RESUME = "resume"  # let a game stopped by its debugger run again
+    BREAK = "break"  # stop a debugged game where it is
+    IMPORT = "import"  # import the project
+
+
 class GodotMcpError(Exception):
-    """Base of every typed failure; ``outcome`` names the tool outcome."""
+    """Base of every typed failure; ``outcome`` names the tool outcome; ``remedy``, the way
+    out the edge adds to the message."""
 
     outcome = "failed"
 
-    def __init__(self, message: str, **details: object) -> None:
+    def __init__(self, message: str, *, remedy: Remedy | None = None, **details: object) -> None:
         super().__init__(message)
         self.message = message
+        self.remedy = remedy
         self.details = details  # more fields of the refusal (a wait's last value seen)
 
 

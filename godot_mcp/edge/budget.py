@@ -1,6 +1,6 @@
 """What one tool answer may take as sent: one budget, measured the way the SDK sends it.
 
-§4: no tool answer is larger than ``max_output_bytes`` as sent, the whole JSON-RPC message:
+No tool answer is larger than ``max_output_bytes`` as sent, the whole JSON-RPC message:
 ``structuredContent``, its JSON text mirror (escaped a second time inside a string), image
 blocks and the envelope. :class:`Budget` is the only place that knows it:
 

@@ -92,7 +92,7 @@ class ToolCall:
     generation: int
     args: dict[str, Any]
     tools: Tools  # the server's tools (server.profile says each one's availability)
-    budget: Budget  # what its answer may take as sent (§4)
+    budget: Budget  # what its answer may take as sent
 
     async def progress(self, done: float, total: float | None, message: str | None) -> None:
         """Send a progress notification if the call carried a progress token."""

@@ -14,6 +14,7 @@ import godot_mcp
 from godot_mcp.edge.budget import Budget, Framing
 from godot_mcp.edge.deps import ServerDeps, ToolCall, identify
 from godot_mcp.edge.outcomes import refusal, tool_result
+from godot_mcp.edge.remedies import remedied
 from godot_mcp.edge.resources import make_handlers
 from godot_mcp.edge.spec import Tool, Tools
 from godot_mcp.errors import GodotMcpError, InvalidArgument, quoted
@@ -98,7 +99,7 @@ def build_server(deps: ServerDeps, extra_tools: Sequence[Tool] = ()) -> Server:
                 return result
             return budget.bounded(result, ok_shapes[tool.name])
         except GodotMcpError as exc:
-            return budget.bounded(refusal(deps.disclosure.shown(exc)))
+            return budget.bounded(refusal(remedied(deps.disclosure.shown(exc), deps, tools)))
         except Exception:
             log.exception("tool %s failed", params.name[:100])
             return tool_result({"outcome": "failed", "message": "internal error"})

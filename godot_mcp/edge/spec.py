@@ -5,8 +5,10 @@ its ``ok`` answer (JSON schemas), whether it reads, destroys or repeats, and its
 that one declaration come the ``inputSchema`` (strict: ``additionalProperties: false``), the
 argument checks every call goes through (:meth:`Tool.parse`), the ``outputSchema`` (the ``ok``
 shape or a refusal, since some clients validate ``structuredContent`` whatever ``isError``
-says), the ``annotations`` and the argument lines of the description. Names on the wire:
-canonical names have dots; :func:`wire_name` gives the ``_`` spelling that hosts accept.
+says), and the ``annotations``; the description says what the tool does and costs, the arguments
+are documented in the ``inputSchema`` only. Names on the wire: canonical names have dots;
+:func:`wire_name` gives the ``_`` spelling that hosts accept, and ``{runtime.log.read}`` in a
+summary or an argument's doc is the tool as ``tools/list`` spells it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ _TOOL_REF = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)+)\}")  # {project.export.status
 def wire_name(name: str, style: NameStyle) -> str:
     """A canonical tool name as ``tools/list`` shows it."""
     return name if style == "dotted" else name.replace(".", "_")
+
+
+def spelled(text: str, style: NameStyle) -> str:
+    """``text`` with each ``{tool.name}`` in it as ``tools/list`` shows that tool."""
+    return _TOOL_REF.sub(lambda m: wire_name(m.group(1), style), text)
 
 
 @dataclass(frozen=True)
@@ -81,12 +88,12 @@ class Arg:
         out.update(self.schema_extra)
         return out
 
-    def schema(self) -> dict[str, Any]:
-        """The argument's JSON schema in ``inputSchema``."""
+    def schema(self, style: NameStyle = "underscore") -> dict[str, Any]:
+        """The argument's JSON schema in ``inputSchema``, tools named in ``style``."""
         value = self.value_schema()
         out: dict[str, Any] = value if self.required else {"anyOf": [value, {"type": "null"}]}
         if self.doc:
-            out = {**out, "description": self.doc}
+            out = {**out, "description": spelled(self.doc, style)}
         if self.default is not _MISSING:
             out = {**out, "default": self.default}
         return out
@@ -94,23 +101,6 @@ class Arg:
     @cached_property
     def _validator(self) -> Draft202012Validator:
         return Draft202012Validator(self.value_schema())
-
-    def summary(self) -> str:
-        """One line for the description: ``frames: integer 2–300, default 30``."""
-        what: str = self.kind
-        if self.choices is not None:
-            what = " | ".join(self.choices)
-        elif self.minimum is not None and self.maximum is not None:
-            what += f" {_num(self.minimum)}–{_num(self.maximum)}"
-        elif self.min_items is not None and self.max_items is not None:
-            what += f" of {self.min_items}–{self.max_items}"
-        parts: list[str] = [what]
-        if self.required:
-            parts.append("required")
-        elif self.default is not _MISSING and self.default is not None:
-            parts.append(f"default {self.default}")
-        line = f"{self.name}: {', '.join(parts)}"
-        return f"{line} ({self.doc})" if self.doc else line
 
     def parse(self, raw: Mapping[str, Any]) -> Any:
         """The checked value of this argument in ``raw`` (its default when absent or null)."""
@@ -265,7 +255,7 @@ class Tool:
     destructive: bool = False
     idempotent: bool = False
     availability: Availability = _available
-    raw_bytes: bool = False  # answers artifact bytes: bounded by their raw length (§4)
+    raw_bytes: bool = False  # answers artifact bytes: bounded by their raw length, not as JSON
     toolset: Toolset = field(kw_only=True)
 
     def parse(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -277,11 +267,11 @@ class Tool:
             raise InvalidArgument(f"unknown argument(s): {names}")
         return {a.name: a.parse(given) for a in self.args}
 
-    def input_schema(self) -> dict[str, Any]:
-        """The strict JSON schema of the arguments."""
+    def input_schema(self, style: NameStyle = "underscore") -> dict[str, Any]:
+        """The strict JSON schema of the arguments, tools named in ``style``."""
         out: dict[str, Any] = {
             "type": "object",
-            "properties": {a.name: a.schema() for a in self.args},
+            "properties": {a.name: a.schema(style) for a in self.args},
             "additionalProperties": False,
         }
         required = [a.name for a in self.args if a.required]
@@ -303,11 +293,8 @@ class Tool:
         return {"type": "object", "oneOf": [self.ok_schema(), REFUSAL_SCHEMA]}
 
     def description(self, style: NameStyle) -> str:
-        """What the tool does and costs, then one line per argument."""
-        text = self.summary
-        if self.args:
-            text += "\nArguments:\n" + "\n".join(f"- {a.summary()}" for a in self.args)
-        return _TOOL_REF.sub(lambda m: wire_name(m.group(1), style), text)
+        """What the tool does and costs (its arguments are the ``inputSchema``'s)."""
+        return spelled(self.summary, style)
 
     def declaration(self, style: NameStyle) -> types.Tool:
         """The MCP declaration of this tool, named in ``style``."""
@@ -315,7 +302,7 @@ class Tool:
             name=wire_name(self.name, style),
             title=self.title,
             description=self.description(style),
-            input_schema=self.input_schema(),
+            input_schema=self.input_schema(style),
             output_schema=self.output_schema(),
             annotations=types.ToolAnnotations(
                 title=self.title,

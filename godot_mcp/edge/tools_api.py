@@ -91,18 +91,13 @@ TOOLS = [
     Tool(
         "project.api",
         "Look up the engine's own API",
-        "What the engine this server runs says of a class, or of one member of it (a method, "
-        "property, signal, constant or theme item), from the engine's own class reference "
-        "(dumped once per engine version with its --doctool, then kept; never the network), "
-        "so answers match the version the game runs: Godot 3's Label.margin_left is "
-        "Godot 4's offset_left. A class answers inherits (its ancestors, nearest first) and "
-        "members: its own names by kind (ask an ancestor for its own); truncated when lists "
-        "were cut to fit. A member answers member: kind, signature (as the reference writes "
-        "it: 'void add_child(node: Node, ...)', 'offset_left: float = 0.0'), description "
-        "(its first paragraph, plain text; null where the engine has none) and defined_in, "
-        "the class along the inheritance chain that declares it. An unknown class or member "
-        "is not_found with close_names (up to 5: did you mean). The first call dumps the "
-        "reference (seconds); later ones take milliseconds.",
+        "What the engine this server runs says of a class, or of one of its members (method, "
+        "property, signal, constant, theme item), from the engine's own class reference, so "
+        "answers match the game's engine: Godot 3's Label.margin_left is Godot 4's offset_left. "
+        "A class answers inherits (nearest first) and its own members by kind (ask an ancestor "
+        "for its own). A member answers its kind, signature, description and defined_in (the "
+        "class that declares it). An unknown class or member is not_found with close_names. The "
+        "first call reads the reference from the engine (seconds); later ones take milliseconds.",
         project_api,
         args=(
             Arg(

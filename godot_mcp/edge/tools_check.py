@@ -80,19 +80,16 @@ TOOLS = [
     Tool(
         "project.check",
         "Check the project's scripts and scenes",
-        "Parse every GDScript and load every scene and resource of the project (or under "
-        "paths) with the project's own Godot, headless, read-only: the project is "
-        "not changed and no game runs. Each problem once, with its res:// path, the line for "
-        "parse errors and a kind: parse (a script that does not compile), load (a scene or "
-        "resource that fails to load or to instantiate: a class this Godot lacks, a script "
-        "that cannot attach to its node; a game that needs C# on a Godot that is not a .NET "
-        "build, once, on its first .cs file) or missing_dependency (a scene naming a file "
-        "that does not exist; path is the scene). outcome ok whenever the check ran, errors "
-        "[] when clean; checked counts the scripts and the scenes (resources included) "
-        "loaded; warnings, when present, say the project was saved by a newer Godot than "
-        "this one, or name C# scripts that will not load though the game does not need them. "
-        "Seconds for most projects (one Godot process, about 0.1 s a file at most); holds "
-        "an export slot while it runs.",
+        "Parse every GDScript and load every scene and resource of the project (or under paths) "
+        "with the project's own Godot, headless: nothing is changed and no game runs. Each "
+        "problem once, with its res:// path, the line for parse errors and a kind: parse (a "
+        "script that does not compile), load (a scene or resource that fails to load or "
+        "instantiate: a class this Godot lacks, a script that cannot attach to its node, C# on a "
+        "Godot without .NET) or missing_dependency (a scene naming a file that does not exist). "
+        "outcome ok whenever the check ran, errors [] when clean; warnings, when present, say "
+        "the project was saved by a newer Godot, or name C# scripts that will not load though "
+        "the game does not need them. Seconds for most projects; holds an export slot while it "
+        "runs.",
         project_check,
         args=(
             Arg(

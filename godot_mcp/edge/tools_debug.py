@@ -1,4 +1,5 @@
-"""runtime.debug.*: the engine's own debugger on a game started with ``debug`` (interface §10)."""
+"""runtime.debug.*: the engine's own debugger on a game started with ``debug``
+(docs/debugging.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from godot_mcp.edge.tools_runtime import (
     availability_of,
     require_writes,
 )
-from godot_mcp.errors import InvalidArgument, Timeout, Unavailable
+from godot_mcp.errors import InvalidArgument, Remedy, Timeout, Unavailable
 from godot_mcp.godot.debug import MAX_VARIABLES, Break, to_json
 from godot_mcp.godot.process.locate import engine_name
 from godot_mcp.godot.process.redact import Scrubber
@@ -87,7 +88,7 @@ def _state(brk: Break | None, scrub: Scrubber, budget: Budget) -> types.CallTool
 
 def _frame(brk: Break | None, frame: int) -> None:
     if brk is None:
-        raise Unavailable("the game is not stopped; stop it first (runtime.debug.control break)")
+        raise Unavailable("the game is not stopped", remedy=Remedy.BREAK)
     if frame >= len(brk.stack):
         raise InvalidArgument(f"frame {frame} is not in the stack ({len(brk.stack)} frames)")
 
@@ -271,7 +272,7 @@ TOOLS = [
         "runtime.debug.variables",
         "Read a stopped frame's variables",
         f"The locals and the members (self and its script variables) of one frame of a "
-        f"stopped game, as §7 values; at most {MAX_VARIABLES} of each.",
+        f"stopped game, as JSON values; at most {MAX_VARIABLES} of each.",
         variables,
         args=(SESSION_ID, _FRAME_ARG),
         answer={"locals": _VALUES, "members": _VALUES, "truncated": BOOLEAN},

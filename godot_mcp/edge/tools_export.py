@@ -96,7 +96,7 @@ async def export_cancel(call: ToolCall) -> types.CallToolResult:
     return ok(export={"id": export_id, "state": state}, state=state)
 
 
-EXPORT_ID = Arg("export_id", "string", "an id from project.export", required=True)
+EXPORT_ID = Arg("export_id", "string", "an id from {project.export}", required=True)
 _STATE = {"enum": list(STATES)}
 _EXPORT = {
     "type": "object",
@@ -125,19 +125,18 @@ TOOLS = [
     Tool(
         "project.export",
         "Export the project",
-        "Export the project with one of its presets, or with the engine's default options for "
-        "a platform (no preset needed: pack needs no templates, release and debug need that "
-        "platform's); give exactly one of preset and platform. Answers at once with the "
-        "export's id; the export runs Godot on a private copy of the project (seconds to "
-        "minutes, disk for a copy plus the outputs). Follow it with {project.export.status}. "
-        "warnings, when present, say what to know of the outputs (the copy imported first, "
-        "C# on a Godot without .NET, a project saved by a newer Godot).",
+        "Export the project with one of its presets, or with the engine's default options for a "
+        "platform (pack needs no templates; release and debug need that platform's); give "
+        "exactly one of preset and platform. Answers at once with the export's id, while Godot "
+        "exports a private copy (seconds to minutes; disk for a copy plus the outputs). Follow "
+        "it with {project.export.status}. warnings, when present, say what to know of the "
+        "outputs.",
         export_start,
         args=(
             Arg(
                 "preset",
                 "string",
-                "an export preset name (project.info lists them)",
+                "an export preset name ({project.info} lists them)",
                 schema_extra={"minLength": 1},
             ),
             Arg(

@@ -41,16 +41,13 @@ TOOLS = [
     Tool(
         "project.import",
         "Import the project",
-        "Run the engine's own import of the project (what the editor does when it first "
-        "opens it: textures, sounds, models, fonts, translations; on Godot 4 also the global "
-        "script classes), headless, on a private copy, then move into the project only what "
-        "the import writes: .godot/ (Godot 4) or .import/ (Godot 3), *.import and *.uid "
-        "files. project.godot is never written, so the generation does not change. A game of "
-        "a project that was never imported is refused until it is. imported.files counts "
-        "the files the engine imported; seconds, the time it took. Seconds to minutes (about "
-        "0.5 s a file at most), with progress notifications; holds an export slot while it "
-        "runs, one import of the project at a time. Over HTTP only with "
-        "--allow-runtime-writes (it writes into the project).",
+        "Run the engine's own import of the project (what the editor does when it first opens "
+        "it: textures, sounds, models, fonts, translations; on Godot 4 also the global script "
+        "classes), headless on a private copy, then move into the project only what the import "
+        "writes: .godot/ (Godot 4) or .import/ (Godot 3), *.import and *.uid files; "
+        "project.godot is not written. A game of a project never imported is refused until it "
+        "is. Seconds to minutes, with progress notifications; one import at a time, holding an "
+        "export slot. Over HTTP only with --allow-runtime-writes (it writes into the project).",
         project_import,
         answer={
             "imported": {

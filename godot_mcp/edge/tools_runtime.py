@@ -24,7 +24,6 @@ from godot_mcp.edge.spec import (
     Arg,
     Availability,
     Tool,
-    wire_name,
 )
 from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.godot.game import (
@@ -40,7 +39,6 @@ from godot_mcp.godot.game import (
     check_game_args,
     encode_cursor,
 )
-from godot_mcp.godot.project.imported import NeverImported
 from godot_mcp.runtime.debugging import MAX_BREAKPOINTS
 from godot_mcp.runtime.games import Managed
 from godot_mcp.store.values import ArtifactInfo
@@ -75,15 +73,9 @@ def _session(m: Managed) -> dict[str, Any]:
 
 async def session_start(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    try:
-        managed = await call.deps.games.start(
-            call.caller, a["mode"], a["scene"], a["args"], a["debug"], a["breakpoints"]
-        )
-    except NeverImported as exc:  # the import tool as tools/list names it, and if it is off
-        disabled = None if call.deps.disclosure.writes else WRITES_DISABLED
-        tool = wire_name("project.import", call.deps.names)
-        exc.message = exc.worded(tool, disabled)
-        raise
+    managed = await call.deps.games.start(
+        call.caller, a["mode"], a["scene"], a["args"], a["debug"], a["breakpoints"]
+    )
     fields: dict[str, Any] = {"warnings": list(managed.warnings)} if managed.warnings else {}
     return ok(session=_session(managed), **fields)
 
@@ -183,11 +175,11 @@ TOOLS = [
     Tool(
         "runtime.session.start",
         "Start a game session",
-        "Start the project's main scene (or a res:// scene) in a managed game session: "
-        "windowed (captures work) or headless, with the game's own args. Sessions run side "
-        "by side (a server and its clients). Launches a Godot process (about a second). "
-        "warnings, when present, say what to know first: C# scripts that will not load on "
-        "an engine without .NET, or the game's own files written into the project.",
+        "Start the project's main scene (or a res:// scene) in a game session: windowed "
+        "(captures work) or headless, with the game's own args; sessions run side by side. "
+        "Launches a Godot process (about a second). warnings, when present, say what to know "
+        "first: C# scripts that will not load on an engine without .NET, or the game's own files "
+        "written into the project.",
         session_start,
         args=(
             Arg("mode", "string", choices=MODES, default="windowed"),
@@ -208,7 +200,10 @@ TOOLS = [
                 check=lambda value: check_game_args(value, 4),  # the engine's own at start
             ),
             Arg(
-                "debug", "boolean", "attach the engine's debugger (runtime.debug.*)", default=False
+                "debug",
+                "boolean",
+                "attach the engine's debugger (the debug tools need it)",
+                default=False,
             ),
             Arg(
                 "breakpoints",
@@ -356,10 +351,9 @@ TOOLS += [
         "runtime.log.read",
         "Read a game's log",
         "The game's own stdout and stderr, from its start: lines with their level, and for "
-        "errors and warnings the res:// place Godot names; startup marks the engine's "
-        "start-up lines (renderer, audio, Godot 4's Vulkan probe), which say nothing about "
-        "the game. Page with next_cursor; dropped says how many lines fell out of the "
-        "bounded buffer. Cheap: no Godot call.",
+        "errors and warnings the res:// place Godot names; startup marks the engine's own "
+        "start-up lines, which say nothing about the game. Page with next_cursor; dropped says "
+        "how many lines fell out of the bounded buffer. Cheap: no Godot call.",
         log_read,
         args=(
             SESSION_ID,
@@ -455,7 +449,7 @@ _EVENTS = Draft202012Validator(EVENT_SCHEMA)
 
 
 def check_events(events: list[Any]) -> list[Any]:
-    """Each event as §5 defines it; the first wrong one is named by its index."""
+    """Each event as its schema defines it; the first wrong one is named by its index."""
     for i, event in enumerate(events):
         kind = event.get("type") if isinstance(event, dict) else None
         if kind not in _EVENT_FIELDS:
@@ -592,7 +586,7 @@ TOOLS += [
 ]
 
 
-# -- node values (§7 encoding, in both directions) -------------------------------------------
+# -- node values as JSON, both ways (docs/godot.md) -------------------------------------------
 
 WRITES_DISABLED = (
     "runtime writes are disabled on this server (start it with --allow-runtime-writes)"
@@ -654,7 +648,7 @@ _PATH = Arg(
     required=True,
     schema_extra={"maxLength": 1024},
 )
-# Any JSON value (§7 encodes Godot values as JSON), spelled out: untyped schemas lint badly.
+# Any JSON value (a Godot value as JSON), spelled out: untyped schemas lint badly.
 VALUE: dict[str, Any] = {
     "anyOf": [{"type": k} for k in ("null", "boolean", "number", "string", "array", "object")]
 }
@@ -663,9 +657,9 @@ TOOLS += [
     Tool(
         "runtime.node.get",
         "Read a node's values",
-        "A node's class and property values (§7 JSON encoding: Vector2 {x, y}, Color {r, g, "
-        "b, a}, …); default the script's variables, then the node's stored properties, at "
-        "most 100 (truncated says when there were more). One bridge round trip.",
+        "A node's class and property values as JSON (Vector2 {x, y}, Color {r, g, b, a}, …); "
+        "default the script's variables, then the node's stored properties, at most 100 "
+        "(truncated says when there were more). One bridge round trip.",
         node_get,
         args=(
             SESSION_ID,
@@ -688,8 +682,8 @@ TOOLS += [
     Tool(
         "runtime.node.set",
         "Set a node's values",
-        "Set properties of a node (values in the §7 JSON encoding); answers each one read back "
-        "after setting. Over HTTP only with --allow-runtime-writes.",
+        "Set properties of a node (values as {runtime.node.get} answers them); answers each one "
+        "read back after setting. Over HTTP only with --allow-runtime-writes.",
         node_set,
         args=(
             SESSION_ID,
@@ -711,9 +705,9 @@ TOOLS += [
     Tool(
         "runtime.node.call",
         "Call a node's method",
-        "Call a method of a node with §7-encoded arguments; answers its result. A script error "
-        "raised by the method answers failed with its text and place. Over HTTP only with "
-        "--allow-runtime-writes: a method can make the game do anything.",
+        "Call a method of a node (arguments as {runtime.node.get} answers values); answers its "
+        "result. A script error raised by the method answers failed with its text and place. "
+        "Over HTTP only with --allow-runtime-writes: a method can make the game do anything.",
         node_call,
         args=(
             SESSION_ID,
@@ -790,10 +784,10 @@ TOOLS += [
         "runtime.wait",
         "Wait for something in a game",
         "Wait (bounded) until a number of frames passed, a node exists, a property equals a "
-        "value, or a new log line contains a text (new: after the call starts, or after "
-        "`cursor` from runtime.log.read, so a line printed by the input just sent is not "
-        "missed); on timeout answers timeout with the last value seen. Other calls on the "
-        "same session go on meanwhile.",
+        "value, or a new log line contains a text (new: after the call starts, or after `cursor` "
+        "from {runtime.log.read}, so a line printed by the input just sent is not missed); on "
+        "timeout answers timeout with the last value seen. Other calls on the same session go on "
+        "meanwhile.",
         wait,
         args=(
             SESSION_ID,

@@ -141,19 +141,15 @@ TOOLS = [
         "project.test",
         "Run the project's own tests",
         "Run the project's GUT (addons/gut) or gdUnit4 (addons/gdUnit4) tests with the "
-        "framework's own command-line runner and the project's Godot, headless, on a private "
-        "copy in a sandbox: the project is not changed (on Godot 4 the copy is imported "
-        "first). outcome ok whenever the runner ran and wrote its report, whatever the tests' "
-        "result: counts {tests, passed, failed, errors, skipped} are the report's test cases; "
-        "failures lists each failed or erroring test once (at most 200, truncated says more) "
-        "with the assertion's message and, where the framework gives it, the res:// path and "
-        "line; report is the JUnit XML the runner wrote, as an artifact (null, with message, "
-        "when it was not kept); log_tail is the runner's last lines. framework auto picks the "
-        "one the project carries (both: say which). A runner that crashes, hangs past "
-        "timeout_seconds or writes no report answers failed or timeout with log_tail. "
-        "Progress notifications say the tests run so far; a run can outlast a client's 60 s "
-        "request timeout: raise it, or give a smaller timeout_seconds. Holds an export slot "
-        "while it runs.",
+        "framework's own runner, headless, on a private copy: the project is not changed. "
+        "outcome ok whenever the runner wrote its report, whatever the tests' result: counts are "
+        "the report's test cases; failures lists each failed or erroring test once with its "
+        "message and, where the framework gives it, res:// path and line; report is the runner's "
+        "JUnit XML as an artifact; log_tail, the runner's last lines. A runner that crashes, "
+        "outlasts timeout_seconds or writes no report answers failed or timeout, with log_tail. "
+        "Progress notifications follow the run, which can outlast a client's 60 s request "
+        "timeout: raise it, or give a smaller timeout_seconds. Holds an export slot while it "
+        "runs.",
         project_test,
         args=(
             Arg(

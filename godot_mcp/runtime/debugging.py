@@ -1,4 +1,4 @@
-"""A game's debugger joined to its session (interface §10): the launch's listener and engine
+"""A game's debugger joined to its session (docs/debugging.md): the launch's listener and engine
 arguments, the attach within the start's bound, the reader in the games' task group, and what
 a break means for the game's log.
 

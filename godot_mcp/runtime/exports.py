@@ -66,7 +66,9 @@ class ExportView:
     error: str | None
     log_tail: str | None
     platform: str | None = None  # a platform export's platform (PLATFORMS)
-    warnings: tuple[str, ...] = ()  # its copy was imported first (§12), C#, a newer engine
+    warnings: tuple[
+        str, ...
+    ] = ()  # its copy was imported first (docs/godot.md, Import), C#, a newer engine
 
 
 def _view(
@@ -185,7 +187,7 @@ class ExportService:
             import_first = await self.rt.disk(never_imported, job.snapshot_dir, major)
             version = self.rt.godot.headless_version
             warned = await self.rt.disk(export_warnings, job.snapshot_dir, version)
-            if import_first:  # the watcher imports the copy, then launches (§12)
+            if import_first:  # the watcher imports the copy, then launches (docs/godot.md, Import)
                 warned.append(copy_imported("exported"))
             else:
                 job.launch()

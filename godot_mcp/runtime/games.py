@@ -287,7 +287,8 @@ class GameService:
         return info, capture.preview
 
     preview_budget: Callable[[], int] | None = None
-    """Set by whoever answers (the edge's one answer budget, §4): bytes a preview may take."""
+    """Set by whoever answers (the edge's one answer budget, docs/mcp.md, Limits): bytes a
+    preview may take."""
 
     @property
     def preview_bytes(self) -> int:

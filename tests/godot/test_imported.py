@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.errors import Unavailable
+from godot_mcp.errors import Remedy, Unavailable
 from godot_mcp.godot.importer.job import install, results
 from godot_mcp.godot.project.imported import (
     NeverImported,
@@ -49,8 +49,10 @@ def test_an_imported_file_without_the_import_folder_is_never_imported(tmp_path, 
     with pytest.raises(NeverImported) as refused:
         refuse_never_imported(project, major)
     assert isinstance(refused.value, Unavailable)
-    assert f"no {folder}/ folder" in refused.value.message
-    assert "project.import" in refused.value.message
+    assert refused.value.message == (
+        f"the project was never imported (it has no {folder}/ folder), so its resources cannot load"
+    )
+    assert refused.value.remedy is Remedy.IMPORT  # the edge names the tool, as listed
     (project / folder).mkdir()
     assert not never_imported(project, major)
 

@@ -137,7 +137,7 @@ async def test_a_game_stops_steps_and_resumes_where_the_engine_says(
 
             # Stopped: every tool that needs a frame answers at once, naming where.
             where = "the game is stopped at res://main.gd:9 (step); resume it with "
-            refusal = {"outcome": "unavailable", "message": where + "runtime.debug.control"}
+            refusal = {"outcome": "unavailable", "message": where + "runtime_debug_control"}
             for tool, more in (
                 ("runtime.scene.tree", {}),
                 ("runtime.perf.read", {}),

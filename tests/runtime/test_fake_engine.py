@@ -18,6 +18,7 @@ from mcp import Client
 
 from godot_mcp.app import open_app
 from godot_mcp.config import Settings
+from godot_mcp.edge.spec import NameStyle
 from godot_mcp.store.values import Limits
 from tests.support import fake_godot
 from tests.support.offloop import store_calls_on_the_loop
@@ -33,7 +34,10 @@ def anyio_backend() -> str:
 
 @asynccontextmanager
 async def fake_server(
-    tmp_path: Path, writes: bool = True, max_output_bytes: int = Limits.max_output_bytes
+    tmp_path: Path,
+    writes: bool = True,
+    max_output_bytes: int = Limits.max_output_bytes,
+    names: NameStyle = "underscore",
 ) -> AsyncIterator[Client]:
     """A server over a fake engine, on a project of our own, reached in process."""
     fake = fake_godot.script(tmp_path / "engine")
@@ -43,6 +47,7 @@ async def fake_server(
         godot_headless=str(fake),
         limits=Limits(max_output_bytes=max_output_bytes),
         allow_runtime_writes=writes,
+        tool_names=names,
     )
     project = make_project(tmp_path / "project")  # kept when the test wrote one already
     async with open_app(settings, project, "stdio") as app, Client(app.server) as client:
@@ -369,7 +374,7 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
                     refused = await call(c, tool, {**sid, **more})
                 assert refused == {
                     "outcome": "unavailable",
-                    "message": where + "resume it with runtime.debug.control",
+                    "message": where + "resume it with runtime_debug_control",
                 }, tool
             assert (await ok(c, "runtime.log.read", sid))["state"] == "running"
 
@@ -432,7 +437,7 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
             assert stopped_profile == {
                 "outcome": "unavailable",
                 "message": "the game is stopped at a break between frames; "
-                "resume it with runtime.debug.control",
+                "resume it with runtime_debug_control",
             }
             stopped = await ok(c, "runtime.session.stop", sid)
             assert stopped["state"] == "stopped"
@@ -481,7 +486,7 @@ async def test_a_lost_or_garbled_debugger_never_stalls_the_server(tmp_path: Path
             refused = await call(c, "runtime.scene.tree", sid)
             assert refused["message"] == (
                 "the game is stopped at a break between frames; "
-                "resume it with runtime.debug.control"
+                "resume it with runtime_debug_control"
             )
             await ok(c, "runtime.debug.control", {**sid, "action": "continue"})
             await call(c, "runtime.debug.breakpoints", {**sid, "set": ["res://garbage.gd:1"]})

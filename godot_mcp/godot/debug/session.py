@@ -350,8 +350,8 @@ class Debugger:
         return None if error in _NOT_ERRORS else error
 
     def _reason(self, error: str, stack: list[Frame]) -> str:
-        """interface §10's account: an error, else a breakpoint in force at the top frame,
-        else a step after a step, else a break."""
+        """The account docs/debugging.md gives: an error, else a breakpoint in force at the top
+        frame, else a step after a step, else a break."""
         if error not in _NOT_ERRORS:
             return "error"
         top = stack[0] if stack else None

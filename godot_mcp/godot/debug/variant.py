@@ -11,7 +11,8 @@ Decoding is bounded, for a game is free to send anything: a value nests at most
 ``MAX_DEPTH`` deep, a count larger than the bytes left could hold is refused before anything
 is allocated, and every failure is :class:`Malformed`. Values decode to plain Python (``None``,
 ``bool``, ``int``, ``float``, ``str``, ``list``) and, for the rest, to :class:`Value`, whose
-:meth:`Value.json` and :func:`to_json` give interface §7's shapes.
+:meth:`Value.json` and :func:`to_json` give the JSON shapes of docs/godot.md (Godot values
+as JSON).
 """
 
 from __future__ import annotations
@@ -429,7 +430,7 @@ def encode(value: Any, major: int) -> bytes:
     return one(value)
 
 
-# --- interface §7 ---------------------------------------------------------------------------
+# --- Godot values as JSON -------------------------------------------------------------------------
 
 MAX_ITEMS = 1000
 MAX_CHARS = 10_000
@@ -443,8 +444,8 @@ def _number(x: float) -> Any:
 
 
 def _columns(f: dict[str, Any], axes: str) -> dict[str, list[Any]]:
-    """A matrix sent row by row (``xy``: row x, column y) as its column vectors, as §7 and the
-    engines' ``basis.x`` name them."""
+    """A matrix sent row by row (``xy``: row x, column y) as its column vectors, as the JSON
+    shapes and the engines' ``basis.x`` name them."""
     return {c: [_number(f[f"{r}{c}"]) for r in axes] for c in axes}
 
 
@@ -474,7 +475,7 @@ Describe = Callable[[int], dict[str, Any]]
 
 
 def to_json(value: Any, depth: int = 0, describe: Describe | None = None) -> Any:
-    """``value`` (from :func:`decode`) in interface §7's shapes, within its bounds: depth 8,
+    """``value`` (from :func:`decode`) as JSON (docs/godot.md), within its bounds: depth 8,
     1,000 items a container, 10,000 characters a string, each cut said where it is.
     ``describe``: what is known of an object id (``class``, ``path``)."""
     if value is None or isinstance(value, bool | int):

@@ -12,7 +12,7 @@ Protocol (one JSON object per ``\\n``-terminated UTF-8 line, both ways):
 
 The secret reaches the game in the ``GODOT_MCP_SECRET`` environment variable, never in argv.
 
-Values (§7) keep their JSON number kinds across the bridge, though Godot's JSON parser reads
+Godot values as JSON keep their number kinds across the bridge, though Godot's JSON parser reads
 every number as a float: the bridge takes a plain integral number for an int, so the server
 sends a float that is integral (``1.0``) or not finite as ``{"type": "float", "value": x}``
 and an int a double cannot hold (beyond ±2^53) as ``{"type": "int", "value": "digits"}``
@@ -73,7 +73,7 @@ def parse_mark(line: str) -> str | None:
 
 
 def keep_number_kinds(value: Any) -> Any:
-    """A §7 value as the bridge must receive it to tell its ints from its floats.
+    """A JSON value as the bridge must receive it to tell its ints from its floats.
 
     The bridge reads a plain integral number as an int: a float that is integral (or nan,
     inf) is tagged ``{"type": "float", "value": …}``; an int beyond ±2^53, which Godot's
@@ -98,7 +98,7 @@ def keep_number_kinds(value: Any) -> Any:
 
 
 def outside_res(value: Any, depth: int = 0) -> str | None:
-    """The first ``res://`` path of an ``Object`` in a §7 value that leaves the project once
+    """The first ``res://`` path of an ``Object`` in a JSON value that leaves the project once
     normalised (``..``, ``.``, an empty segment, a backslash, which the engine reads as ``/``);
     else None. The bridges refuse these too: this answers before anything is sent."""
     if depth > 64:

@@ -492,7 +492,7 @@ func _events_of(ev: Dictionary, job: Dictionary) -> Array:
 	return []
 
 
-# -- node values: get, set, call, with the value encoding of the interface (§7) -------------
+# -- node values: get, set, call, as JSON values (docs/godot.md) -------------
 
 const MAX_DEPTH := 8
 const MAX_ITEMS := 1000

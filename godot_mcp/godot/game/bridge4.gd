@@ -18,7 +18,7 @@ const CONNECT_TIMEOUT_MS: int = 10000
 const SECRET_ENV: String = "GODOT_MCP_SECRET"
 const PORT_ENV: String = "GODOT_MCP_PORT"
 const SCENE_ENV: String = "GODOT_MCP_SCENE"
-# Bounds of the value encoding (interface §7).
+# Bounds of Godot values as JSON (docs/godot.md).
 const MAX_DEPTH: int = 8
 const MAX_ITEMS: int = 1000
 const MAX_STRING: int = 10000
@@ -362,7 +362,7 @@ func _cmd_tree(id: Variant, cmd: Dictionary) -> void:
 		var item: Array = stack.pop_back()
 		var node: Node = item[0]
 		var level: int = item[1]
-		# Internal children (the ones built-in controls make for themselves) included (§5).
+		# Internal children (the ones built-in controls make for themselves) included.
 		var count: int = node.get_child_count(true)
 		total += 1
 		if nodes.size() < max_nodes:
@@ -613,7 +613,7 @@ func _events_of(ev: Dictionary, job: InputJob) -> Array:
 	return []
 
 
-# -- node values: get, set, call, with the value encoding of the interface (§7) -------------
+# -- node values: get, set, call, as JSON values (docs/godot.md) -------------
 
 func _node_at(id: Variant, cmd: Dictionary) -> Node:
 	var path: String = str(cmd.get("path", ""))
@@ -899,7 +899,7 @@ func _type_name(value: Variant) -> String:
 	return _kind_name(typeof(value))
 
 
-# -- encoding: Godot value -> JSON (§7) ------------------------------------------------------
+# -- encoding: Godot value -> JSON ------------------------------------------------------
 
 func _enc_float(f: float) -> Variant:
 	if is_nan(f):
@@ -1047,7 +1047,7 @@ func _enc_dict(d: Dictionary, depth: int) -> Variant:
 	return {"type": "Dictionary", "items": items}
 
 
-# -- decoding: JSON -> Godot value (§7); either Godot version's type names are accepted --------
+# -- decoding: JSON -> Godot value; either Godot version's type names are accepted --------
 
 func _decode(v: Variant) -> Variant:
 	var kind: int = typeof(v)

@@ -20,7 +20,15 @@ home dir) become placeholders, and the project dir becomes ``res://``.
 
 from __future__ import annotations
 
-from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, NotFound, Timeout, Unavailable
+from godot_mcp.errors import (
+    Failed,
+    GodotMcpError,
+    InvalidArgument,
+    NotFound,
+    Remedy,
+    Timeout,
+    Unavailable,
+)
 
 MAX_MESSAGE = 600
 
@@ -28,8 +36,8 @@ MAX_MESSAGE = 600
 class GameError(GodotMcpError):
     """A game-session operation failed; the subclass says how, ``message`` says why."""
 
-    def __init__(self, message: str, **details: object) -> None:
-        super().__init__(one_line(message), **details)
+    def __init__(self, message: str, *, remedy: Remedy | None = None, **details: object) -> None:
+        super().__init__(one_line(message), remedy=remedy, **details)
 
 
 class GameInvalid(GameError, InvalidArgument):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from godot_mcp.errors import Remedy
 from godot_mcp.godot.game.errors import GameUnavailable
 
 __all__ = ["Gate", "stopped_error"]
@@ -34,4 +35,4 @@ class Gate(Protocol):
 
 
 def stopped_error(where: str) -> GameUnavailable:
-    return GameUnavailable(f"the game is stopped at {where}; resume it with runtime.debug.control")
+    return GameUnavailable(f"the game is stopped at {where}", remedy=Remedy.RESUME)

@@ -1,5 +1,5 @@
 """How long a recording may take: bounded first by the game's measured rate, then by the rate
-its own frames come at (§12), never past ``MAX_RECORD_WAIT`` s; and frame rates as messages
+its own frames come at, never past ``MAX_RECORD_WAIT`` s; and frame rates as messages
 say them.
 
 A slow game (a 3D project on a machine without a GPU runs at about 1 fps) draws each
@@ -47,7 +47,7 @@ def fps_text(rate: float) -> str:
 
 
 def recording_bound(frames: int, fps: int, measured: float) -> float:
-    """Seconds a recording may take at first (§12): its frames at the slower of the asked rate
+    """Seconds a recording may take at first: its frames at the slower of the asked rate
     and the game's measured one, plus ``SLACK``; ``invalid_argument`` past
     ``MAX_RECORD_WAIT`` s."""
     rate = min(float(fps), measured) if measured > 0 else float(fps)

@@ -126,7 +126,7 @@ class Layout:
 
 def sheet_layout(frame: tuple[int, int], count: int, max_px: int) -> Layout | None:
     """The grid of a sheet of ``count`` frames of size ``frame``, at most ``max_px`` on its
-    long edge, whatever the frame's shape (§9).
+    long edge, whatever the frame's shape.
 
     Frames are never scaled up, and keep their shape down to a pixel. The columns are as
     square a grid as fits the cells, unless the frame's shape makes another number of columns

@@ -16,7 +16,7 @@ from typing import Any
 from godot_mcp.errors import Malformed
 from godot_mcp.godot.game.errors import one_line
 
-# The deepest a value in a reply may nest: §7 bounds the bridge's values to depth 8, each
+# The deepest a value in a reply may nest: Godot values as JSON are bounded to depth 8, each
 # level at most a few JSON levels deep. Deeper is a forged reply, refused before anything
 # recurses into it.
 MAX_DEPTH = 64
@@ -182,7 +182,7 @@ class Applied:
 
 @dataclass(frozen=True)
 class Tree:
-    """``tree``: the nodes (§6's shape, passed through), how many there were in all."""
+    """``tree``: the nodes (the scene tree's shape, passed through), how many there were in all."""
 
     nodes: list[dict[str, Any]]
     total: int
@@ -197,7 +197,7 @@ class Tree:
 
 
 def _node(item: Any) -> dict[str, Any]:
-    """One node of a ``tree`` reply as §6 shapes it: path, name, class, children, script."""
+    """One node of a ``tree`` reply: path, name, class, children, script."""
     if not isinstance(item, dict):
         raise malformed("tree", "nodes", "holds something other than objects")
     r = _Reply("tree", item)
@@ -228,7 +228,7 @@ class Clock:
 
 @dataclass(frozen=True)
 class Values:
-    """``get``: the node's class and the values read (§7's encoding, passed through)."""
+    """``get``: the node's class and the values read (as JSON values, passed through)."""
 
     class_name: str
     values: dict[str, Any]
@@ -269,7 +269,7 @@ class Scripts:
 
 @dataclass(frozen=True)
 class Called:
-    """``call``: the method's result (§7's encoding, passed through)."""
+    """``call``: the method's result (a JSON value, passed through)."""
 
     result: Any
 

@@ -113,7 +113,7 @@ MARK_WAIT = 2.0  # how long a call's end marker may trail its reply (output the 
 _PROGRESS_S = 0.25  # how often a recording's frames are counted
 _RETIRED_MARKS = 64
 _DEBUGGER_LINES = frozenset({"PROFILING ALRIGHT!", "PROFILING END!"})
-# The commands whose arguments carry §7 values, and the argument that does.
+# The commands whose arguments carry JSON values, and the argument that does.
 _VALUES = {"set": "values", "call": "args"}
 _BRIDGES = {3: "bridge3.gd", 4: "bridge4.gd"}
 _SCENE = re.compile(r"res://[^\x00-\x1f\\]+\.(?:tscn|scn)")
@@ -448,7 +448,7 @@ class GameSession:
         return Ping.parse(await self._command("ping", timeout))
 
     async def send_input(self, events: Sequence[Any], timeout: float = 30) -> Applied:
-        """Apply §5's input events in order (waits included)."""
+        """Apply the input events in order (waits included)."""
         return Applied.parse(await self._command("input", timeout, events=list(events)))
 
     async def tree(self, root: str, depth: int, max_nodes: int) -> Tree:
@@ -503,7 +503,7 @@ class GameSession:
     async def _command(self, cmd: str, timeout: float = 10, **args: Any) -> dict[str, Any]:
         """One bridge command (scene tree, time, input…): concurrent with any other command.
 
-        The §7 values of ``set`` and ``call`` go with their number kinds kept
+        The JSON values of ``set`` and ``call`` go with their number kinds kept
         (:func:`~godot_mcp.godot.game.bridge.keep_number_kinds`). Raises GameNotFound,
         GameInvalid, GameFailed or GameTimeout as the bridge answers.
         """

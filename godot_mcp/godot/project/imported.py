@@ -30,7 +30,7 @@ import os
 import re
 from pathlib import Path
 
-from godot_mcp.errors import Unavailable
+from godot_mcp.errors import Remedy, Unavailable
 from godot_mcp.godot.project.files import MAX_FILES, visible_files
 
 __all__ = [
@@ -80,16 +80,11 @@ class NeverImported(Unavailable):
 
     def __init__(self, major: int) -> None:
         self.folder = folder(major)
-        super().__init__(self.worded("project.import"))
-
-    def worded(self, tool: str, disabled: str | None = None) -> str:
-        """The refusal naming the import tool as ``tool``; ``disabled``: why that tool is
-        unavailable on this server, if it is."""
-        text = (
+        super().__init__(
             f"the project was never imported (it has no {self.folder} folder), so its "
-            f"resources cannot load: import it with {tool} first"
+            "resources cannot load",
+            remedy=Remedy.IMPORT,
         )
-        return f"{text}; {tool} is unavailable here: {disabled}" if disabled else text
 
 
 def folder(major: int) -> str:

@@ -1,5 +1,5 @@
 """Which test framework a project carries, by its addon folder, on either engine, never by
-whether it runs (interface §11): GUT (``addons/gut``) or gdUnit4 (``addons/gdUnit4``). Each
+whether it runs (docs/testing-games.md): GUT (``addons/gut``) or gdUnit4 (``addons/gdUnit4``). Each
 has its command-line runner inside (``gut_cmdln.gd``; ``bin/GdUnitCmdTool.gd``)."""
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Each runner is run as its README shows, headless, with the JUnit option pointing into the run's
 work dir, and never with ``-d``: GUT's documented ``-d`` stops at the engine's ``debug>`` prompt
-on the first script error and waits for input forever on Godot 3 (interface §11). Its standard
-input is empty as well.
+on the first script error and waits for input forever on Godot 3 (docs/testing-games.md).
+Its standard input is empty as well.
 
 As observed (GUT 7.4.3 on Godot 3.2.3, GUT 9.6.0 on Godot 4.6.3)::
 
