@@ -33,10 +33,14 @@ def anyio_backend() -> str:
 
 @asynccontextmanager
 async def fake_server(
-    tmp_path: Path, writes: bool = True, max_output_bytes: int = Limits.max_output_bytes
+    tmp_path: Path,
+    writes: bool = True,
+    max_output_bytes: int = Limits.max_output_bytes,
+    major: int = 3,
 ) -> AsyncIterator[Client]:
-    """A server over a fake engine, on a project of our own, reached in process."""
-    fake = fake_godot.script(tmp_path / "engine")
+    """A server over a fake engine playing Godot ``major``, on a project of our own, reached
+    in process."""
+    fake = fake_godot.script(tmp_path / "engine", major)
     settings = Settings(
         state_dir=tmp_path / "state",
         godot=str(fake),
@@ -67,11 +71,20 @@ def a_display(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISPLAY", ":fake")
 
 
-async def test_a_game_is_seen_touched_inspected_and_stopped(tmp_path: Path) -> None:
+# What the engines' bridges name differently: the fake's Player, a 3D transform.
+SPRITE = {3: "Sprite", 4: "Sprite2D"}
+TRANSFORM = {3: "Transform", 4: "Transform3D"}
+VERSION = {3: fake_godot.VERSION, 4: fake_godot.VERSION4}
+
+
+async def test_a_game_is_seen_touched_inspected_and_stopped(
+    tmp_path: Path, fake_major: int
+) -> None:
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             profile = await ok(c, "server.profile")
-            assert profile["godot"]["version"] == fake_godot.VERSION
+            assert profile["godot"]["version"] == VERSION[fake_major]
+            assert profile["godot"]["major"] == fake_major
             started = await ok(c, "runtime.session.start", {"mode": "windowed"})
             sid = started["session"]["id"]
             assert started["session"]["state"] == "running"
@@ -93,8 +106,15 @@ async def test_a_game_is_seen_touched_inspected_and_stopped(tmp_path: Path) -> N
             assert (len(one["nodes"]), one["total"], one["truncated"]) == (1, 3, True)
 
             got = await ok(c, "runtime.node.get", {"session_id": sid, "path": "/root/Main/Player"})
-            assert got["class"] == "Sprite"
+            assert got["class"] == SPRITE[fake_major]
             assert got["values"]["position"] == {"type": "Vector2", "x": 10, "y": 20}
+            at = {"session_id": sid, "path": "/root/Main", "properties": ["aim"]}
+            aim = (await ok(c, "runtime.node.get", at))["values"]["aim"]
+            assert aim == {
+                "type": TRANSFORM[fake_major],
+                "basis": {"type": "Basis", "x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1]},
+                "origin": [0, 0, 2],
+            }
             moved = {"position": {"type": "Vector2", "x": 5, "y": 6}}
             written = await ok(
                 c,
