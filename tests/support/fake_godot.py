@@ -77,7 +77,7 @@ def export(argv: list[str]) -> int:
     """``--export-pack PRESET OUT``: every visible file of the project, packed. Templates
     are what the fake has none of: ``--export`` and ``--export-debug`` fail as Godot does."""
     project = Path(argv[argv.index("--path") + 1])
-    if "--export-pack" not in argv:
+    if "--export-pack" not in argv:  # --export, --export-release (4), --export-debug
         print("ERROR: No export template found at the expected path.", file=sys.stderr)
         return 1
     at = argv.index("--export-pack")
@@ -87,7 +87,7 @@ def export(argv: list[str]) -> int:
         rel = path.relative_to(project).as_posix()
         if path.is_file() and not any(part.startswith(".") for part in rel.split("/")):
             files["res://" + rel] = path.read_bytes()
-    out.write_bytes(pack(files))
+    out.write_bytes(pack4(files) if _major() >= 4 else pack(files))
     print(f"savepack: packed {len(files)} files", flush=True)
     return 0
 
@@ -143,7 +143,7 @@ def doctool(argv: list[str]) -> int:
     """``--doctool DIR``: the class reference, one XML file a class."""
     classes = Path(argv[argv.index("--doctool") + 1]) / "doc" / "classes"
     classes.mkdir(parents=True, exist_ok=True)
-    for name, xml in CLASSES.items():
+    for name, xml in (CLASSES4 if _major() >= 4 else CLASSES).items():
         (classes / f"{name}.xml").write_text(xml)
     return 0
 
@@ -153,8 +153,8 @@ def check(argv: list[str]) -> int:
     holding ``HANG`` never finishes loading."""
     project = Path(argv[argv.index("--path") + 1])
     source = Path(argv[argv.index("--script") + 1]).read_text()
-    listed = re.search(r'const LIST = "(.*)"', source)
-    marked = re.search(r'const MARK = "(.*)"', source)
+    listed = re.search(r'const LIST(?:: String)? = "(.*)"', source)
+    marked = re.search(r'const MARK(?:: String)? = "(.*)"', source)
     assert listed is not None and marked is not None
     mark = marked.group(1)
     paths = Path(listed.group(1)).read_text().split()
@@ -166,7 +166,11 @@ def check(argv: list[str]) -> int:
         if b"HANG" in text:
             err.flush()
             time.sleep(3600)
-        if b"BROKEN" in text:
+        if b"BROKEN" in text and _major() >= 4:
+            print("SCRIPT ERROR: Parse Error: BROKEN is no code", file=err)
+            print(f"          at: GDScript::reload ({res}:1)", file=err)
+            print(f"{mark} END failed {res}", file=err)
+        elif b"BROKEN" in text:
             print("SCRIPT ERROR: GDScript::reload: Parse Error: BROKEN is no code", file=err)
             print(f"   At: {res}:1.", file=err)
             print(f"{mark} END failed {res}", file=err)
@@ -672,6 +676,58 @@ class FakeDebugger:
 # --- Godot 4: bridge4.gd's replies, the debugger's framing and messages (tests/data/debugger) ---
 
 
+def pack4(files: dict[str, bytes]) -> bytes:
+    """A Godot 4.4+ pack (format version 3): its files' data, then their directory."""
+    header = 4 * 5 + 4 + 8 + 8 + 64
+    data = b"".join(files.values())
+    directory = struct.pack("<I", len(files))
+    offset = 0
+    for res, blob in files.items():
+        name = res.encode()
+        padded = name + b"\0" * (-len(name) % 4)
+        digest = hashlib.md5(blob, usedforsecurity=False).digest()
+        directory += struct.pack("<I", len(padded)) + padded
+        directory += struct.pack("<QQ", offset, len(blob)) + digest + struct.pack("<I", 0)
+        offset += len(blob)
+    out = struct.pack("<6I", 0x43504447, 3, 4, 6, 3, 1 << 1)  # files counted from the pack
+    out += struct.pack("<QQ", header, header + len(data)) + b"\0" * 64
+    return out + data + directory
+
+
+def import4(argv: list[str]) -> int:
+    """``--headless --import``: Godot 4's import of every file it imports (a ``.import``
+    sidecar, the imported file and its ``.md5`` record in ``.godot/imported/``), then exit."""
+    project = Path(argv[argv.index("--path") + 1])
+    folder = project / ".godot" / "imported"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in sorted(project.rglob("*")):
+        rel = path.relative_to(project).as_posix()
+        if rel.startswith(".") or path.suffix not in IMPORTED or not path.is_file():
+            continue
+        digest = hashlib.md5(("res://" + rel).encode(), usedforsecurity=False).hexdigest()
+        stem = f"{path.name}-{digest}"
+        source_md5 = hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest()
+        (folder / f"{stem}.ctex").write_bytes(b"GST2" + path.read_bytes())
+        (folder / f"{stem}.md5").write_text(f'source_md5="{source_md5}"\n')
+        dest = f"res://.godot/imported/{stem}.ctex"
+        path.with_name(path.name + ".import").write_text(
+            '[remap]\n\nimporter="texture"\ntype="CompressedTexture2D"\n'
+            f'uid="uid://b{digest[:12]}"\npath="{dest}"\n\n[deps]\n\n'
+            f'source_file="res://{rel}"\ndest_files=["{dest}"]\n'
+        )
+        print(f"imported res://{rel}", flush=True)
+    return 0
+
+
+CLASSES4 = {  # --doctool's reference on Godot 4: Control's margins are offsets there
+    "Node": CLASSES["Node"].replace('version="3.2"', 'version="4.6"'),
+    "Control": CLASSES["Control"]
+    .replace('version="3.2"', 'version="4.6"')
+    .replace("margin_left", "offset_left")
+    .replace("_margin", "_offset"),
+}
+
+
 class Game4(Game):
     """What ``bridge4.gd`` answers differently: Godot 4's names of classes and types."""
 
@@ -856,8 +912,12 @@ def _serve(game: Game, conn: socket.socket, debugger: FakeDebugger | None = None
                 answer(cmd)
 
 
+def _major() -> int:
+    return int(os.environ.get(MAJOR_ENV, "3"))
+
+
 def main(argv: list[str]) -> int:
-    major = int(os.environ.get(MAJOR_ENV, "3"))
+    major = _major()
     version = VERSION4 if major >= 4 else VERSION
     if "--version" in argv:
         print(version)
@@ -866,7 +926,9 @@ def main(argv: list[str]) -> int:
         return doctool(argv)
     if "--editor" in argv:
         return editor(argv)
-    if any(flag in argv for flag in ("--export-pack", "--export", "--export-debug")):
+    if "--import" in argv and major >= 4:
+        return import4(argv)
+    if any(f in argv for f in ("--export-pack", "--export", "--export-release", "--export-debug")):
         return export(argv)
     if "-s" in argv and argv[argv.index("-s") + 1].endswith("addons/gut/gut_cmdln.gd"):
         return gut(argv)
