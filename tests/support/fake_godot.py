@@ -939,6 +939,13 @@ def main(argv: list[str]) -> int:
         print("ERROR: the fake engine runs games, exports of packs and checks", file=sys.stderr)
         return 1
     print(f"Godot Engine v{version} - https://godotengine.org", flush=True)
+    bridge = re.search(r"bridge(\d)\.gd$", argv[argv.index("--script") + 1])
+    if bridge is not None and int(bridge.group(1)) != major:  # the other engine's GDScript
+        print(
+            f"SCRIPT ERROR: Parse Error: {bridge.group(0)} is no Godot {major} script",
+            file=sys.stderr,
+        )
+        return 1
     width, height = 64, 48
     if "--resolution" in argv:
         w, _, h = argv[argv.index("--resolution") + 1].partition("x")
@@ -954,6 +961,9 @@ def main(argv: list[str]) -> int:
         given = argv[argv.index("--breakpoints") + 1] if "--breakpoints" in argv else ""
         address = argv[argv.index("--remote-debug") + 1]
         if major >= 4:
+            if not address.startswith("tcp://"):  # Godot 4 takes a URI
+                print(f"ERROR: Invalid debugger URI '{address}'.", file=sys.stderr, flush=True)
+                return 1
             debugger = FakeDebugger4(address.removeprefix("tcp://"), given)
         else:
             debugger = FakeDebugger(address, given)
