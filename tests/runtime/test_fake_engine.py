@@ -41,10 +41,11 @@ async def fake_server(
     """A server over a fake engine playing Godot ``major``, on a project of our own, reached
     in process."""
     fake = fake_godot.script(tmp_path / "engine", major)
+    headless = fake if major >= 4 else fake_godot.script(tmp_path / "engine", 3, server=True)
     settings = Settings(
         state_dir=tmp_path / "state",
         godot=str(fake),
-        godot_headless=str(fake),
+        godot_headless=str(headless),
         limits=Limits(max_output_bytes=max_output_bytes),
         allow_runtime_writes=writes,
     )
@@ -224,6 +225,8 @@ async def test_the_game_tools_refuse_clearly_and_lose_nothing(
                 "outcome": "unavailable",
                 "message": "captures need a windowed session; this one is headless",
             }
+            perf = await ok(c, "runtime.perf.read", {"session_id": headless["id"]})
+            assert (perf["nodes"], perf["draw_calls"]) == (3, None)  # nothing draws
             args = {"session_id": headless["id"], "until": {"frames": 600}, "timeout_seconds": 1}
             timed_out = await call(c, "runtime.wait", args)
             assert timed_out["outcome"] == "timeout" and timed_out["fps"] == 60

@@ -32,22 +32,25 @@ from typing import Any
 VERSION = "3.2.3.stable.custom_build.fake"
 VERSION4 = "4.6.3.stable.custom_build.fake"
 MAJOR_ENV = "FAKE_GODOT_MAJOR"  # set by the wrapper: the engine the fake plays (3 or 4)
+SERVER_ENV = "FAKE_GODOT_SERVER"  # set by the wrapper of a Godot 3 server build (headless)
 FPS = 60.0
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # what the export sandbox shows of the machine (/usr)
 
 
-def script(folder: Path, major: int = 3) -> Path:
+def script(folder: Path, major: int = 3, server: bool = False) -> Path:
     """An executable wrapper running a copy of this file, what ``--godot`` names: in its own
     folder (the sandbox binds the engine's folder) with the system's Python (the sandbox binds
-    ``/usr``; this module needs only the standard library), playing Godot ``major``."""
+    ``/usr``; this module needs only the standard library), playing Godot ``major`` (its
+    headless server build with ``server``; Godot 4 runs headless with ``--headless``)."""
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / "fake_godot.py"
     copy.write_bytes(Path(__file__).read_bytes())
     python = SYSTEM_PYTHON if os.path.exists(SYSTEM_PYTHON) else sys.executable
-    path = folder / "fake-godot"
-    path.write_text(f'#!/bin/sh\n{MAJOR_ENV}={int(major)} exec "{python}" "{copy}" "$@"\n')
+    path = folder / ("fake-godot-server" if server else "fake-godot")
+    env = f"{MAJOR_ENV}={int(major)} {SERVER_ENV}={int(server)}"
+    path.write_text(f'#!/bin/sh\n{env} exec "{python}" "{copy}" "$@"\n')
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 
@@ -239,6 +242,7 @@ class Game:
 
     ROOT, SPRITE, TRANSFORM = "Viewport", "Sprite", "Transform"  # Godot 3's names
     OS = "X11"
+    headless = False  # nothing draws: no captures, no draw calls
 
     def __init__(self, width: int, height: int) -> None:
         self.width, self.height = width, height
@@ -415,7 +419,7 @@ class Game:
             "objects": 40,
             "nodes": len(self.nodes),
             "orphan_nodes": 0,
-            "draw_calls": 3,
+            "draw_calls": None if self.headless else 3,
             "frame": self.frame(),
         }
 
@@ -954,6 +958,7 @@ def main(argv: list[str]) -> int:
     scene = os.environ.get("GODOT_MCP_SCENE", "")
     loaded = not scene or (project / scene.removeprefix("res://")).is_file()
     game = (Game4 if major >= 4 else Game)(width, height)
+    game.headless = os.environ.get(SERVER_ENV) == "1" or (major >= 4 and "--headless" in argv)
     game.malformed = scene == "res://malformed.tscn"
     game.deep = scene == "res://deep.tscn"
     debugger = None
@@ -974,7 +979,7 @@ def main(argv: list[str]) -> int:
         "secret": os.environ.get("GODOT_MCP_SECRET", ""),
         "engine": version,
         "os": game.OS,
-        "headless": False,
+        "headless": game.headless,
     }
     conn.sendall((json.dumps(hello) + "\n").encode())
     if debugger is not None and debugger.breakpoints:  # a breakpoint in the scene's _ready
