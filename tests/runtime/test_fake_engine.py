@@ -388,8 +388,16 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(
             }
             values = await ok(c, "runtime.debug.variables", sid)
             assert values["locals"] == {"line": 3, "cwd": "<tmp>"}  # scrubbed as the log is
-            assert values["members"]["speed"] == 42
-            assert values["members"]["self"] == {"type": "Object", "id": 1174}
+            assert values["members"] == {  # each engine's Variant types, as values
+                "self": {"type": "Object", "id": 1174},
+                "speed": 42,
+                "state": "idle",  # a StringName on Godot 4, a String on 3
+                "aim": {
+                    "type": TRANSFORM[fake_major],
+                    "basis": {"type": "Basis", "x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1]},
+                    "origin": [0, 0.5, 2],
+                },
+            }
             where = "the game is stopped at res://main.gd:3 (breakpoint); "
             for tool, more in (
                 ("runtime.scene.tree", {}),

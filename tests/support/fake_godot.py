@@ -474,6 +474,10 @@ def _var(value: Any) -> bytes:
         return struct.pack("<II", 18, len(value)) + pairs
     if isinstance(value, tuple) and value[0] == "object":
         return struct.pack("<IQ", 17 | 1 << 16, value[1])
+    if isinstance(value, tuple) and value[0] == "name":  # Godot 3 has no StringName
+        return _var(value[1])
+    if isinstance(value, tuple) and value[0] == "transform":
+        return struct.pack("<I12f", 13, *value[1])
     raise TypeError(type(value))
 
 
@@ -503,6 +507,7 @@ def _read_var(data: bytes, pos: int = 0, array: int = 19) -> tuple[Any, int]:
 
 
 DEEP = 40_000  # frames of the stop at res://deep.gd
+AIM = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.5, 2.0)  # a 3D transform's 12 reals
 RED = "\x1b[31m"
 TITLE = "\x1b]0;pwned\x07\x1b[2J"  # a terminal's title changed, then its screen cleared
 # What the profiler measures a frame (function, calls, total s, self s), and whether the engine's
@@ -617,7 +622,8 @@ class FakeDebugger:
         """The top frame's locals and members: name, value, name, value…"""
         line = self.at[1] if self.at else 0
         cwd = os.getcwd()  # the game's scratch: a private path, never shown
-        return ["line", line, "cwd", cwd, *self.locals], ["self", ("object", 1174), "speed", 42]
+        members = ["self", ("object", 1174), "speed", 42, "state", ("name", "idle")]
+        return ["line", line, "cwd", cwd, *self.locals], [*members, "aim", ("transform", AIM)]
 
     def send_stack(self) -> None:
         self.send(
@@ -740,12 +746,17 @@ class Game4(Game):
 
 
 _TYPES4 = {type(None): 0, bool: 1, int: 2, float: 3, str: 4, dict: 27, list: 28}
+_TAGGED4 = {"transform": 18, "name": 21, "object": 24}  # Transform3D, StringName, Object
 
 
 def _var4(value: Any) -> bytes:
     """A Godot 4 Variant: the few kinds the fake sends (its type ids differ from Godot 3's)."""
     if isinstance(value, tuple) and value[0] == "object":
         return struct.pack("<IQ", 24 | 1 << 16, value[1])
+    if isinstance(value, tuple) and value[0] == "name":
+        return struct.pack("<I", 21) + _var(value[1])[4:]
+    if isinstance(value, tuple) and value[0] == "transform":
+        return struct.pack("<I12f", 18, *value[1])
     kind = _TYPES4[type(value)]
     if isinstance(value, bool) or value is None:
         return _var(value)
@@ -796,7 +807,7 @@ class FakeDebugger4(FakeDebugger):
         for scope, pairs in enumerate((local, members)):
             for i in range(0, len(pairs), 2):
                 value = pairs[i + 1]
-                kind = 24 if isinstance(value, tuple) else _TYPES4[type(value)]
+                kind = _TAGGED4[value[0]] if isinstance(value, tuple) else _TYPES4[type(value)]
                 self.send("stack_frame_var", pairs[i], scope, kind, value)
 
     def command(self, name: str, args: list[Any]) -> None:
