@@ -612,8 +612,8 @@ class FakeDebugger:
         return command[0], command[1:]
 
     def frames(self) -> list[tuple[str, int, str]]:
-        """The stack (path, line, function), innermost first."""
-        if self.at is None:
+        """The stack (path, line, function), innermost first; none at a break between frames."""
+        if self.at is None or not self.at[0]:
             return []
         outer = (("res://main.gd", i, "f") for i in range(1, self.depth))
         return [(self.at[0], self.at[1], self.function), *outer]
@@ -625,14 +625,9 @@ class FakeDebugger:
         members = ["self", ("object", 1174), "speed", 42, "state", ("name", "idle")]
         return ["line", line, "cwd", cwd, *self.locals], [*members, "aim", ("transform", AIM)]
 
-    def send_stack(self) -> None:
-        self.send(
-            "stack_dump",
-            *({"file": f, "line": n, "function": fn, "id": i} for i, (f, n, fn) in self.framed()),
-        )
-
-    def framed(self) -> list[tuple[int, tuple[str, int, str]]]:
-        return list(enumerate(self.frames()))
+    def send_stack(self) -> None:  # Godot 3 says 0 for every frame's id
+        frames = ({"file": f, "line": n, "function": fn, "id": 0} for f, n, fn in self.frames())
+        self.send("stack_dump", *frames)
 
     def send_variables(self) -> None:
         """Godot 3: one message, each group a count then its pairs (no globals)."""
@@ -798,7 +793,7 @@ class FakeDebugger4(FakeDebugger):
         self.send("debug_enter", True, "", False, self.THREAD)
 
     def send_stack(self) -> None:
-        flat = [v for frame in self.frames() if frame[0] for v in frame]
+        flat = [v for frame in self.frames() for v in frame]
         self.send("stack_dump", len(flat), *flat)
 
     def send_variables(self) -> None:
