@@ -41,3 +41,10 @@ def game_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Iterat
 @pytest.fixture(params=["stdio", "http"])
 def game_connect(request: pytest.FixtureRequest, game_env: ServedProject) -> Connect:
     return transport_factory(request.param, game_env)
+
+
+@pytest.fixture(params=[3, 4], ids=["fake3", "fake4"])
+def fake_major(request: pytest.FixtureRequest) -> int:
+    """The engine the fake engine (tests/support/fake_godot.py) plays: Godot 3, then 4."""
+    major: int = request.param
+    return major

@@ -38,13 +38,16 @@ async def fake_server(
     writes: bool = True,
     max_output_bytes: int = Limits.max_output_bytes,
     names: NameStyle = "underscore",
+    major: int = 3,
 ) -> AsyncIterator[Client]:
-    """A server over a fake engine, on a project of our own, reached in process."""
-    fake = fake_godot.script(tmp_path / "engine")
+    """A server over a fake engine playing Godot ``major``, on a project of our own, reached
+    in process."""
+    fake = fake_godot.script(tmp_path / "engine", major)
+    headless = fake if major >= 4 else fake_godot.script(tmp_path / "engine", 3, server=True)
     settings = Settings(
         state_dir=tmp_path / "state",
         godot=str(fake),
-        godot_headless=str(fake),
+        godot_headless=str(headless),
         limits=Limits(max_output_bytes=max_output_bytes),
         allow_runtime_writes=writes,
         tool_names=names,
@@ -72,11 +75,20 @@ def a_display(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISPLAY", ":fake")
 
 
-async def test_a_game_is_seen_touched_inspected_and_stopped(tmp_path: Path) -> None:
+# What the engines' bridges name differently: the fake's Player, a 3D transform.
+SPRITE = {3: "Sprite", 4: "Sprite2D"}
+TRANSFORM = {3: "Transform", 4: "Transform3D"}
+VERSION = {3: fake_godot.VERSION, 4: fake_godot.VERSION4}
+
+
+async def test_a_game_is_seen_touched_inspected_and_stopped(
+    tmp_path: Path, fake_major: int
+) -> None:
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             profile = await ok(c, "server.profile")
-            assert profile["godot"]["version"] == fake_godot.VERSION
+            assert profile["godot"]["version"] == VERSION[fake_major]
+            assert profile["godot"]["major"] == fake_major
             started = await ok(c, "runtime.session.start", {"mode": "windowed"})
             sid = started["session"]["id"]
             assert started["session"]["state"] == "running"
@@ -98,8 +110,15 @@ async def test_a_game_is_seen_touched_inspected_and_stopped(tmp_path: Path) -> N
             assert (len(one["nodes"]), one["total"], one["truncated"]) == (1, 3, True)
 
             got = await ok(c, "runtime.node.get", {"session_id": sid, "path": "/root/Main/Player"})
-            assert got["class"] == "Sprite"
+            assert got["class"] == SPRITE[fake_major]
             assert got["values"]["position"] == {"type": "Vector2", "x": 10, "y": 20}
+            at = {"session_id": sid, "path": "/root/Main", "properties": ["aim"]}
+            aim = (await ok(c, "runtime.node.get", at))["values"]["aim"]
+            assert aim == {
+                "type": TRANSFORM[fake_major],
+                "basis": {"type": "Basis", "x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1]},
+                "origin": [0, 0, 2],
+            }
             moved = {"position": {"type": "Vector2", "x": 5, "y": 6}}
             written = await ok(
                 c,
@@ -188,9 +207,11 @@ async def fetch(c: Client, artifact: dict[str, Any]) -> bytes:
     return data
 
 
-async def test_the_game_tools_refuse_clearly_and_lose_nothing(tmp_path: Path) -> None:
+async def test_the_game_tools_refuse_clearly_and_lose_nothing(
+    tmp_path: Path, fake_major: int
+) -> None:
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             unknown = await call(c, "runtime.scene.tree", {"session_id": "A" * 22})
             assert unknown == {"outcome": "not_found", "message": "no such game session"}
             failed = await call(c, "runtime.session.start", {"scene": "res://nowhere.tscn"})
@@ -207,6 +228,8 @@ async def test_the_game_tools_refuse_clearly_and_lose_nothing(tmp_path: Path) ->
                 "outcome": "unavailable",
                 "message": "captures need a windowed session; this one is headless",
             }
+            perf = await ok(c, "runtime.perf.read", {"session_id": headless["id"]})
+            assert (perf["nodes"], perf["draw_calls"]) == (3, None)  # nothing draws
             args = {"session_id": headless["id"], "until": {"frames": 600}, "timeout_seconds": 1}
             timed_out = await call(c, "runtime.wait", args)
             assert timed_out["outcome"] == "timeout" and timed_out["fps"] == 60
@@ -256,9 +279,11 @@ async def test_the_game_tools_refuse_clearly_and_lose_nothing(tmp_path: Path) ->
             await ok(c, "runtime.scene.tree", {"session_id": deep["id"]})
 
 
-async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) -> None:
+async def test_exports_and_checks_run_the_engine_in_the_sandbox(
+    tmp_path: Path, fake_major: int
+) -> None:
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             availability = (await ok(c, "server.profile"))["availability"]
             assert availability["project_export"] == "available", availability
             started = await ok(c, "project.export", {"platform": "linux", "kind": "pack"})
@@ -288,7 +313,9 @@ async def test_exports_and_checks_run_the_engine_in_the_sandbox(tmp_path: Path) 
             ]
 
 
-async def test_the_projects_tests_run_on_a_copy_and_their_report_is_kept(tmp_path: Path) -> None:
+async def test_the_projects_tests_run_on_a_copy_and_their_report_is_kept(
+    tmp_path: Path, fake_major: int
+) -> None:
     project = make_project(tmp_path / "project")
     (project / "addons" / "gut").mkdir(parents=True)
     (project / "addons" / "gut" / "gut_cmdln.gd").write_text("# the fake engine is the runner\n")
@@ -298,7 +325,7 @@ async def test_the_projects_tests_run_on_a_copy_and_their_report_is_kept(tmp_pat
     )
     (project / ".gutconfig.json").write_text('{"dirs": ["res://test"]}')
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             ran = await ok(c, "project.test")
             assert ran["counts"] == {
                 "tests": 2,
@@ -332,14 +359,17 @@ async def test_the_projects_tests_run_on_a_copy_and_their_report_is_kept(tmp_pat
     assert not (project / ".import").exists() and not list(project.glob("test/*.xml"))
 
 
-async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Path) -> None:
-    """The debug tools over the fake's debugger (Godot 3's protocol): a breakpoint in force
-    from the start, the stack and variables, a step, every frame tool refused at once while
-    stopped, continue, break; and the refusals of a session started without debug."""
+async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(
+    tmp_path: Path, fake_major: int
+) -> None:
+    """The debug tools over the fake's debugger (each engine's protocol): a breakpoint in
+    force from the start, the stack and variables, a step, a step out and an evaluation where
+    the engine has them, every frame tool refused at once while stopped, continue, break; and
+    the refusals of a session started without debug."""
     project = make_project(tmp_path / "project")
     (project / "main.gd").write_text("extends Node2D\n" * 20)
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             bad = await call(c, "runtime.session.start", {"breakpoints": ["res://main.gd:3"]})
             assert bad == {"outcome": "invalid_argument", "message": "breakpoints need debug: true"}
             bad = await call(
@@ -361,8 +391,16 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
             }
             values = await ok(c, "runtime.debug.variables", sid)
             assert values["locals"] == {"line": 3, "cwd": "<tmp>"}  # scrubbed as the log is
-            assert values["members"]["speed"] == 42
-            assert values["members"]["self"] == {"type": "Object", "id": 1174}
+            assert values["members"] == {  # each engine's Variant types, as values
+                "self": {"type": "Object", "id": 1174},
+                "speed": 42,
+                "state": "idle",  # a StringName on Godot 4, a String on 3
+                "aim": {
+                    "type": TRANSFORM[fake_major],
+                    "basis": {"type": "Basis", "x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1]},
+                    "origin": [0, 0.5, 2],
+                },
+            }
             where = "the game is stopped at res://main.gd:3 (breakpoint); "
             for tool, more in (
                 ("runtime.scene.tree", {}),
@@ -381,9 +419,26 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
             stepped = await ok(c, "runtime.debug.control", {**sid, "action": "next"})
             assert (stepped["reason"], stepped["stack"][0]["line"]) == ("step", 4)
             out = await call(c, "runtime.debug.control", {**sid, "action": "out"})
-            assert out["message"] == "Godot 3.2.3's debugger has no step out"
-            evaluated = await call(c, "runtime.debug.evaluate", {**sid, "expression": "1"})
-            assert evaluated["message"] == "Godot 3.2.3's debugger has no evaluation"
+            evaluated = await call(c, "runtime.debug.evaluate", {**sid, "expression": "speed"})
+            failed = await call(c, "runtime.debug.evaluate", {**sid, "expression": "nope"})
+            if fake_major == 3:
+                assert out["message"] == "Godot 3.2.3's debugger has no step out"
+                assert evaluated == failed
+                assert evaluated == {
+                    "outcome": "unavailable",
+                    "message": "Godot 3.2.3's debugger has no evaluation",
+                }
+                line = 4
+            else:
+                assert (out["reason"], out["stack"][0]["line"]) == ("step", 5)
+                assert evaluated == {"outcome": "ok", "value": 42}
+                assert failed == {
+                    "outcome": "invalid_argument",
+                    "message": "Invalid named index 'nope' for base type Object.",
+                }
+                line = 5
+            at = await ok(c, "runtime.debug.variables", sid)
+            assert at["locals"] == {"line": line, "cwd": "<tmp>"}
             far = await call(c, "runtime.debug.variables", {**sid, "frame": 5})
             assert far == {
                 "outcome": "invalid_argument",
@@ -452,7 +507,9 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(tmp_path: Pat
                 }
 
 
-async def test_a_lost_or_garbled_debugger_never_stalls_the_server(tmp_path: Path) -> None:
+async def test_a_lost_or_garbled_debugger_never_stalls_the_server(
+    tmp_path: Path, fake_major: int
+) -> None:
     """A debugger connection that ends while the game is stopped ends the game (it would
     stay stopped for ever); one that sends what is not the protocol is dropped, and the game
     and the server go on."""
@@ -460,7 +517,7 @@ async def test_a_lost_or_garbled_debugger_never_stalls_the_server(tmp_path: Path
     for name in ("main.gd", "drop.gd", "garbage.gd", "leak.gd"):
         (project / name).write_text("extends Node\n" * 5)
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             args = {"debug": True, "breakpoints": ["res://main.gd:3"]}
             stopped = (await ok(c, "runtime.session.start", args))["session"]["id"]
             await ok(c, "runtime.debug.state", {"session_id": stopped, "wait_seconds": 5})
@@ -569,49 +626,56 @@ async def test_a_graceful_shutdown_ends_headless_work_still_running(
     assert {p: p.read_bytes() if p.is_file() else None for p in project.rglob("*")} == before
 
 
-async def test_the_class_reference_is_dumped_once_and_looked_up(tmp_path: Path) -> None:
+async def test_the_class_reference_is_dumped_once_and_looked_up(
+    tmp_path: Path, fake_major: int
+) -> None:
+    left = {3: "margin_left", 4: "offset_left"}[fake_major]  # each engine's Control
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
-            found = await ok(c, "project.api", {"class": "Control", "member": "margin_left"})
+        async with fake_server(tmp_path, major=fake_major) as c:
+            found = await ok(c, "project.api", {"class": "Control", "member": left})
             assert found["member"]["defined_in"] == "Control"
-            assert found["member"]["signature"] == "margin_left: float = 0.0"
+            assert found["member"]["signature"] == f"{left}: float = 0.0"
             assert found["member"]["description"] == "Distance to the left edge."
             inherited = await ok(
                 c, "project.api", {"class": "Control", "member": "get_child_count"}
             )
             assert inherited["member"]["defined_in"] == "Node"
             assert inherited["inherits"][:1] == ["Node"]
-            missing = await call(c, "project.api", {"class": "Control", "member": "margin_lft"})
+            typo = left.replace("left", "lft")
+            missing = await call(c, "project.api", {"class": "Control", "member": typo})
             assert missing["outcome"] == "not_found"
-            assert missing["close_names"] == ["margin_left"]
+            assert missing["close_names"] == [left]
             unknown = await call(c, "project.api", {"class": "Label"})
             assert unknown["outcome"] == "not_found" and "Label" in unknown["message"]
     (dump,) = [p for p in (tmp_path / "state" / "api").iterdir() if not p.name.startswith(".")]
     assert sorted(p.name for p in dump.rglob("*.xml")) == ["Control.xml", "Node.xml"]
 
 
-async def test_a_never_imported_project_is_refused_then_imported(tmp_path: Path) -> None:
+async def test_a_never_imported_project_is_refused_then_imported(
+    tmp_path: Path, fake_major: int
+) -> None:
     project = make_project(tmp_path / "project")
     (project / "icon.png").write_bytes(fake_godot.png(4, 4, (1, 2, 3)))
+    folder = {3: ".import", 4: ".godot/imported"}[fake_major]  # each engine's import folder
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             refused = await call(c, "runtime.session.start", {"mode": "headless"})
             assert refused == {
                 "outcome": "unavailable",
-                "message": "the project was never imported (it has no .import/ folder), so its "
-                "resources cannot load: import it with project_import first",
+                "message": f"the project was never imported (it has no {folder.split('/')[0]}/ "
+                "folder), so its resources cannot load: import it with project_import first",
             }
             imported = await ok(c, "project.import")
             assert imported["imported"] == {"files": 1}
             started = await ok(c, "runtime.session.start", {"mode": "headless"})
             await ok(c, "runtime.session.stop", {"session_id": started["session"]["id"]})
     assert (project / "icon.png.import").read_text().count('source_file="res://icon.png"') == 1
-    (record,) = (project / ".import").glob("icon.png-*.md5")
+    (record,) = (project / folder).glob("icon.png-*.md5")
     assert record.read_text().startswith('source_md5="')
 
 
 async def test_a_link_out_is_refused_in_each_works_words_and_reloads_only_where_reached(
-    tmp_path: Path,
+    tmp_path: Path, fake_major: int
 ) -> None:
     """One link out of the project: a check, an import, a test run and an export each refuse
     naming their own work; a reload refuses only a script that is or loads a link out."""
@@ -628,7 +692,7 @@ async def test_a_link_out_is_refused_in_each_works_words_and_reloads_only_where_
     (project / "linked.gd").symlink_to(tmp_path / "outside.gd")
     link = "res://linked.gd is a symbolic link to a place outside the project; "
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             for tool, args, reader in (
                 ("project.check", {}, "checks"),
                 ("project.import", {}, "imports"),
@@ -665,13 +729,13 @@ def test_every_shipped_tool_is_called_in_this_lane() -> None:
 
 
 async def test_no_store_call_runs_on_the_loop_in_captures_or_at_shutdown(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_major: int
 ) -> None:
     """Windowed captures, a recording, an export left running and a graceful shutdown with a
     game still running (and, over HTTP, the launch's release): every store call is made on
     a worker thread."""
     with store_calls_on_the_loop(monkeypatch) as seen, anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             sid = (await ok(c, "runtime.session.start"))["session"]["id"]
             await ok(c, "runtime.screenshot.capture", {"session_id": sid, "preview_px": 32})
             args = {"session_id": sid, "frames": 2, "fps": 10, "preview_px": 64}
@@ -686,7 +750,7 @@ async def test_no_store_call_runs_on_the_loop_in_captures_or_at_shutdown(
 
 
 async def test_a_games_values_reach_the_client_printable_and_without_private_paths(
-    tmp_path: Path,
+    tmp_path: Path, fake_major: int
 ) -> None:
     """Whatever a game hands back as a value (a property read, written or waited for, a
     method's result) or as a refusal's text passes the game-text scrubber: no escape
@@ -695,7 +759,7 @@ async def test_a_games_values_reach_the_client_printable_and_without_private_pat
     odd = f"{state}/saves\x1b]0;pwned\x07\x1b[2J\nline\ttab\x01\u202e"
     shown = "<state>/saves\nline\ttab"
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             sid = (await ok(c, "runtime.session.start"))["session"]["id"]
             player = {"session_id": sid, "path": "/root/Main/Player"}
             written = await ok(c, "runtime.node.set", {**player, "values": {"note": [odd]}})

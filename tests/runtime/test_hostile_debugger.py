@@ -1,7 +1,8 @@
 """What a hostile game sends over its debugger reaches a client as an answer the official SDK
 client accepts (it validates ``structuredContent`` against each tool's ``outputSchema``): finite
 numbers, texts without terminal escapes, a stack or a profile that fits ``max_output_bytes``.
-The fake engine (``tests/support/fake_godot.py``) plays the game, speaking Godot 3's protocol;
+The fake engine (``tests/support/fake_godot.py``) plays the game, speaking Godot 3's protocol
+and Godot 4's;
 ``tests/runtime/test_debugger_limits.py`` does the same on the real engines."""
 
 from __future__ import annotations
@@ -50,11 +51,11 @@ async def debugged(c: Any, cue: str) -> dict[str, str]:
 
 
 async def test_a_profile_answers_finite_numbers_and_counts_the_rows_it_dropped(
-    tmp_path: Path,
+    tmp_path: Path, fake_major: int
 ) -> None:
     project_with(tmp_path, "poisoned_profile.gd")
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             sid = await debugged(c, "poisoned_profile.gd")
             measured = await ok(c, "runtime.profile.capture", {**sid, "seconds": 0.2})
     # 1e306 s is infinite in ms, three frames of 1e308 s infinite summed, NaN no number.
@@ -84,10 +85,12 @@ async def test_a_profile_answers_finite_numbers_and_counts_the_rows_it_dropped(
     }
 
 
-async def test_a_profile_larger_than_an_answer_answers_its_busiest_rows(tmp_path: Path) -> None:
+async def test_a_profile_larger_than_an_answer_answers_its_busiest_rows(
+    tmp_path: Path, fake_major: int
+) -> None:
     project_with(tmp_path, "huge_profile.gd")
     with anyio.fail_after(60):
-        async with fake_server(tmp_path, max_output_bytes=9000) as c:
+        async with fake_server(tmp_path, max_output_bytes=9000, major=fake_major) as c:
             sid = await debugged(c, "huge_profile.gd")
             args = {**sid, "seconds": 0.2, "max_functions": 200}
             measured = await ok(c, "runtime.profile.capture", args)
@@ -119,10 +122,12 @@ def frames(depth: int, top_line: int) -> list[dict[str, Any]]:
     return [top, *({"path": "res://main.gd", "line": i, "function": "f"} for i in range(1, depth))]
 
 
-async def test_a_stack_larger_than_an_answer_answers_its_innermost_frames(tmp_path: Path) -> None:
+async def test_a_stack_larger_than_an_answer_answers_its_innermost_frames(
+    tmp_path: Path, fake_major: int
+) -> None:
     project_with(tmp_path, "deep.gd")
     with anyio.fail_after(60):
-        async with fake_server(tmp_path, max_output_bytes=4096) as c:
+        async with fake_server(tmp_path, max_output_bytes=4096, major=fake_major) as c:
             sid = await debugged(c, "deep.gd")
             at = await ok(c, "runtime.debug.state", {**sid, "wait_seconds": 10})
             shown = len(at["stack"])
@@ -146,10 +151,12 @@ async def test_a_stack_larger_than_an_answer_answers_its_innermost_frames(tmp_pa
             await ok(c, "runtime.session.stop", sid)
 
 
-async def test_a_stops_texts_reach_the_client_without_terminal_escapes(tmp_path: Path) -> None:
+async def test_a_stops_texts_reach_the_client_without_terminal_escapes(
+    tmp_path: Path, fake_major: int
+) -> None:
     project_with(tmp_path, "escapes.gd")
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             sid = await debugged(c, "escapes.gd")
             at = await ok(c, "runtime.debug.state", {**sid, "wait_seconds": 10})
             assert at == {
@@ -164,21 +171,27 @@ async def test_a_stops_texts_reach_the_client_without_terminal_escapes(tmp_path:
             values = await ok(c, "runtime.debug.variables", sid)
             assert values["locals"] == {"line": 7, "cwd": "<tmp>", "name": "value"}
             errors = await ok(c, "runtime.log.read", {**sid, "min_level": "error"})
-            assert errors["lines"][-1]["text"] == "SCRIPT ERROR: red: forged error "
+            # Godot 3 prints no error once a debugger is attached: the server writes it; Godot 4
+            # prints its own, the function on the line after it.
+            text = {3: "SCRIPT ERROR: red: forged error ", 4: "SCRIPT ERROR: forged error "}
+            assert errors["lines"][-1]["text"] == text[fake_major]
+            assert errors["lines"][-1]["source"] == {"path": "res://main.gd", "line": 7}
             stepped = await ok(c, "runtime.debug.control", {**sid, "action": "next"})
             assert stepped["stack"] == [{"path": "res://main.gd", "line": 8, "function": "red"}]
             await ok(c, "runtime.session.stop", sid)
 
 
 @pytest.mark.parametrize("given", ["res://main.gd:3\n", "res://main.gd:3\r", " res://main.gd:3"])
-async def test_a_breakpoint_is_exactly_what_it_says(tmp_path: Path, given: str) -> None:
+async def test_a_breakpoint_is_exactly_what_it_says(
+    tmp_path: Path, given: str, fake_major: int
+) -> None:
     project_with(tmp_path)
     refusal = {
         "outcome": "invalid_argument",
         "message": f"a breakpoint is res://path.gd:LINE, not {given!r}",
     }
     with anyio.fail_after(60):
-        async with fake_server(tmp_path) as c:
+        async with fake_server(tmp_path, major=fake_major) as c:
             start = {"debug": True, "breakpoints": [given]}
             assert await call(c, "runtime.session.start", start) == refusal
             sid = (await ok(c, "runtime.session.start", {"debug": True}))["session"]["id"]

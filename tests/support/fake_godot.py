@@ -5,7 +5,10 @@ real process, bridge and session code without an engine or a display.
 
 It is not Godot: its scene is fixed (``/root/Main`` with a ``Player``), its frames are a
 clock (60 a second, scaled and paused as asked), its captures are small solid PNGs. What it
-answers follows ``bridge3.gd``'s replies field for field. The real lanes run the real bridge.
+answers follows ``bridge3.gd``'s replies field for field, and its debugger speaks Godot 3's
+protocol; made with ``script(folder, 4)`` it is a Godot 4 instead (``Game4`` and
+``FakeDebugger4`` at the end: ``bridge4.gd``'s replies, Godot 4's debugger framing and
+messages). The real lanes run the real bridge.
 
 Run as ``python fake_godot.py ARGS`` (``script()`` writes a wrapper the server can exec).
 """
@@ -27,22 +30,27 @@ from pathlib import Path
 from typing import Any
 
 VERSION = "3.2.3.stable.custom_build.fake"
+VERSION4 = "4.6.3.stable.custom_build.fake"
+MAJOR_ENV = "FAKE_GODOT_MAJOR"  # set by the wrapper: the engine the fake plays (3 or 4)
+SERVER_ENV = "FAKE_GODOT_SERVER"  # set by the wrapper of a Godot 3 server build (headless)
 FPS = 60.0
 
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # what the export sandbox shows of the machine (/usr)
 
 
-def script(folder: Path) -> Path:
+def script(folder: Path, major: int = 3, server: bool = False) -> Path:
     """An executable wrapper running a copy of this file, what ``--godot`` names: in its own
     folder (the sandbox binds the engine's folder) with the system's Python (the sandbox binds
-    ``/usr``; this module needs only the standard library)."""
+    ``/usr``; this module needs only the standard library), playing Godot ``major`` (its
+    headless server build with ``server``; Godot 4 runs headless with ``--headless``)."""
     folder.mkdir(parents=True, exist_ok=True)
     copy = folder / "fake_godot.py"
     copy.write_bytes(Path(__file__).read_bytes())
     python = SYSTEM_PYTHON if os.path.exists(SYSTEM_PYTHON) else sys.executable
-    path = folder / "fake-godot"
-    path.write_text(f'#!/bin/sh\nexec "{python}" "{copy}" "$@"\n')
+    path = folder / ("fake-godot-server" if server else "fake-godot")
+    env = f"{MAJOR_ENV}={int(major)} {SERVER_ENV}={int(server)}"
+    path.write_text(f'#!/bin/sh\n{env} exec "{python}" "{copy}" "$@"\n')
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 
@@ -72,7 +80,7 @@ def export(argv: list[str]) -> int:
     """``--export-pack PRESET OUT``: every visible file of the project, packed. Templates
     are what the fake has none of: ``--export`` and ``--export-debug`` fail as Godot does."""
     project = Path(argv[argv.index("--path") + 1])
-    if "--export-pack" not in argv:
+    if "--export-pack" not in argv:  # --export, --export-release (4), --export-debug
         print("ERROR: No export template found at the expected path.", file=sys.stderr)
         return 1
     at = argv.index("--export-pack")
@@ -82,7 +90,7 @@ def export(argv: list[str]) -> int:
         rel = path.relative_to(project).as_posix()
         if path.is_file() and not any(part.startswith(".") for part in rel.split("/")):
             files["res://" + rel] = path.read_bytes()
-    out.write_bytes(pack(files))
+    out.write_bytes(pack4(files) if _major() >= 4 else pack(files))
     print(f"savepack: packed {len(files)} files", flush=True)
     return 0
 
@@ -138,7 +146,7 @@ def doctool(argv: list[str]) -> int:
     """``--doctool DIR``: the class reference, one XML file a class."""
     classes = Path(argv[argv.index("--doctool") + 1]) / "doc" / "classes"
     classes.mkdir(parents=True, exist_ok=True)
-    for name, xml in CLASSES.items():
+    for name, xml in (CLASSES4 if _major() >= 4 else CLASSES).items():
         (classes / f"{name}.xml").write_text(xml)
     return 0
 
@@ -148,8 +156,8 @@ def check(argv: list[str]) -> int:
     holding ``HANG`` never finishes loading."""
     project = Path(argv[argv.index("--path") + 1])
     source = Path(argv[argv.index("--script") + 1]).read_text()
-    listed = re.search(r'const LIST = "(.*)"', source)
-    marked = re.search(r'const MARK = "(.*)"', source)
+    listed = re.search(r'const LIST(?:: String)? = "(.*)"', source)
+    marked = re.search(r'const MARK(?:: String)? = "(.*)"', source)
     assert listed is not None and marked is not None
     mark = marked.group(1)
     paths = Path(listed.group(1)).read_text().split()
@@ -161,7 +169,11 @@ def check(argv: list[str]) -> int:
         if b"HANG" in text:
             err.flush()
             time.sleep(3600)
-        if b"BROKEN" in text:
+        if b"BROKEN" in text and _major() >= 4:
+            print("SCRIPT ERROR: Parse Error: BROKEN is no code", file=err)
+            print(f"          at: GDScript::reload ({res}:1)", file=err)
+            print(f"{mark} END failed {res}", file=err)
+        elif b"BROKEN" in text:
             print("SCRIPT ERROR: GDScript::reload: Parse Error: BROKEN is no code", file=err)
             print(f"   At: {res}:1.", file=err)
             print(f"{mark} END failed {res}", file=err)
@@ -228,6 +240,10 @@ def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
 class Game:
     """The fake game: a clock, a fixed scene, and the bridge's commands."""
 
+    ROOT, SPRITE, TRANSFORM = "Viewport", "Sprite", "Transform"  # Godot 3's names
+    OS = "X11"
+    headless = False  # nothing draws: no captures, no draw calls
+
     def __init__(self, width: int, height: int) -> None:
         self.width, self.height = width, height
         self.start = time.monotonic()
@@ -236,14 +252,22 @@ class Game:
         self.paused = False
         self.cancelled: set[int] = set()
         self.nodes: dict[str, dict[str, Any]] = {
-            "/root": {"class": "Viewport", "values": {}},
+            "/root": {"class": self.ROOT, "values": {}},
             "/root/Main": {
                 "class": "Node2D",
                 "script": "res://main.gd",
-                "values": {"visible": True, "position": {"type": "Vector2", "x": 0, "y": 0}},
+                "values": {
+                    "visible": True,
+                    "position": {"type": "Vector2", "x": 0, "y": 0},
+                    "aim": {
+                        "type": self.TRANSFORM,
+                        "basis": {"type": "Basis", "x": [1, 0, 0], "y": [0, 1, 0], "z": [0, 0, 1]},
+                        "origin": [0, 0, 2],
+                    },
+                },
             },
             "/root/Main/Player": {
-                "class": "Sprite",
+                "class": self.SPRITE,
                 "values": {"visible": True, "position": {"type": "Vector2", "x": 10, "y": 20}},
             },
         }
@@ -395,7 +419,7 @@ class Game:
             "objects": 40,
             "nodes": len(self.nodes),
             "orphan_nodes": 0,
-            "draw_calls": 3,
+            "draw_calls": None if self.headless else 3,
             "frame": self.frame(),
         }
 
@@ -450,10 +474,15 @@ def _var(value: Any) -> bytes:
         return struct.pack("<II", 18, len(value)) + pairs
     if isinstance(value, tuple) and value[0] == "object":
         return struct.pack("<IQ", 17 | 1 << 16, value[1])
+    if isinstance(value, tuple) and value[0] == "name":  # Godot 3 has no StringName
+        return _var(value[1])
+    if isinstance(value, tuple) and value[0] == "transform":
+        return struct.pack("<I12f", 13, *value[1])
     raise TypeError(type(value))
 
 
-def _read_var(data: bytes, pos: int = 0) -> tuple[Any, int]:
+def _read_var(data: bytes, pos: int = 0, array: int = 19) -> tuple[Any, int]:
+    """A Variant the server sends (``array``: the engine's type id of an Array)."""
     (kind,) = struct.unpack_from("<I", data, pos)
     kind &= 0xFF
     pos += 4
@@ -466,18 +495,19 @@ def _read_var(data: bytes, pos: int = 0) -> tuple[Any, int]:
         (n,) = struct.unpack_from("<I", data, pos)
         text = data[pos + 4 : pos + 4 + n].decode()
         return text, pos + 4 + n + (-n % 4)
-    if kind == 19:
+    if kind == array:
         (n,) = struct.unpack_from("<I", data, pos)
         pos += 4
         out = []
         for _ in range(n):
-            item, pos = _read_var(data, pos)
+            item, pos = _read_var(data, pos, array)
             out.append(item)
         return out, pos
     raise ValueError(f"the fake reads no type {kind}")
 
 
 DEEP = 40_000  # frames of the stop at res://deep.gd
+AIM = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.5, 2.0)  # a 3D transform's 12 reals
 RED = "\x1b[31m"
 TITLE = "\x1b]0;pwned\x07\x1b[2J"  # a terminal's title changed, then its screen cleared
 # What the profiler measures a frame (function, calls, total s, self s), and whether the engine's
@@ -532,7 +562,29 @@ class FakeDebugger:
     def stop(self, path: str, line: int, error: str = "Breakpoint") -> None:
         self.at = (path, line)
         self.running.clear()
+        self.enter(error)
+
+    def enter(self, error: str) -> None:
         self.send("debug_enter", True, error)
+
+    def enter_break(self) -> None:
+        """A break asked for (Godot 3 calls it a breakpoint)."""
+        self.send("debug_enter", True, "Breakpoint")
+
+    def start_profile(self) -> None:
+        rows, _ = PROFILES[self.profile]
+        for i, (function, _calls, _total, _self) in enumerate(rows):
+            self.send("profile_sig", function, i)
+        for frame in range(3):  # frame, its times, script time, D, F, (id, calls, total, self)
+            values = [v for i, row in enumerate(rows) for v in (i, *row[1:])]
+            self.send("profile_frame", frame, 0.01, 0.01, 0.0, 0.0166, 0.002, 0, len(rows), *values)
+
+    def stop_profile(self) -> None:
+        rows, total = PROFILES[self.profile]
+        values = [v for i, row in enumerate(rows) for v in (i, row[1] * 3, row[2] * 3, row[3] * 3)]
+        if not total:  # the engine's total says nothing: the server sums the frames
+            values = []
+        self.send("profile_total", 3, 0.03, 0.03, 0.0, 0.0166, 0.006, 0, len(values) // 4, *values)
 
     def resume(self) -> None:
         self.at = None
@@ -550,29 +602,43 @@ class FakeDebugger:
                 (n,) = struct.unpack_from("<I", buffer)
                 if len(buffer) < 4 + n:
                     break
-                command, _ = _read_var(buffer[4 : 4 + n])
+                packet = buffer[4 : 4 + n]
                 buffer = buffer[4 + n :]
-                self.command(command[0], command[1:])
+                self.command(*self.read(packet))
+
+    def read(self, packet: bytes) -> tuple[str, list[Any]]:
+        """A command's name and arguments: one Array ``[name, arg…]``."""
+        command, _ = _read_var(packet)
+        return command[0], command[1:]
+
+    def frames(self) -> list[tuple[str, int, str]]:
+        """The stack (path, line, function), innermost first; none at a break between frames."""
+        if self.at is None or not self.at[0]:
+            return []
+        outer = (("res://main.gd", i, "f") for i in range(1, self.depth))
+        return [(self.at[0], self.at[1], self.function), *outer]
+
+    def variables(self) -> tuple[list[Any], list[Any]]:
+        """The top frame's locals and members: name, value, name, value…"""
+        line = self.at[1] if self.at else 0
+        cwd = os.getcwd()  # the game's scratch: a private path, never shown
+        members = ["self", ("object", 1174), "speed", 42, "state", ("name", "idle")]
+        return ["line", line, "cwd", cwd, *self.locals], [*members, "aim", ("transform", AIM)]
+
+    def send_stack(self) -> None:  # Godot 3 says 0 for every frame's id
+        frames = ({"file": f, "line": n, "function": fn, "id": 0} for f, n, fn in self.frames())
+        self.send("stack_dump", *frames)
+
+    def send_variables(self) -> None:
+        """Godot 3: one message, each group a count then its pairs (no globals)."""
+        local, members = self.variables()
+        self.send("stack_frame_vars", len(local) // 2, *local, len(members) // 2, *members, 0)
 
     def command(self, name: str, args: list[Any]) -> None:
         if name == "get_stack_dump":
-            frames = []
-            if self.at is not None:
-                top = {"file": self.at[0], "line": self.at[1], "function": self.function, "id": 0}
-                outer = (
-                    {"file": "res://main.gd", "line": i, "function": "f", "id": i}
-                    for i in range(1, self.depth)
-                )
-                frames = [top, *outer]
-            self.send("stack_dump", *frames)
+            self.send_stack()
         elif name == "get_stack_frame_vars":
-            line = self.at[1] if self.at else 0
-            cwd = os.getcwd()  # the game's scratch: a private path, never shown
-            members = ["self", ("object", 1174), "speed", 42]
-            count = 2 + len(self.locals) // 2
-            self.send(
-                "stack_frame_vars", count, "line", line, "cwd", cwd, *self.locals, 2, *members, 0
-            )
+            self.send_variables()
         elif name in ("next", "step") and self.at is not None:
             path, line = self.at
             self.send("debug_exit")
@@ -582,26 +648,11 @@ class FakeDebugger:
         elif name == "break" and self.at is None:
             self.at = ("", 0)
             self.running.clear()
-            self.send("debug_enter", True, "Breakpoint")
+            self.enter_break()
         elif name == "start_profiling" and self.at is None:
-            rows, total = PROFILES[self.profile]
-            for i, (function, _calls, _total, _self) in enumerate(rows):
-                self.send("profile_sig", function, i)
-            for frame in range(3):  # frame, its times, script time, D, F, (id, calls, total, self)
-                values = [v for i, row in enumerate(rows) for v in (i, *row[1:])]
-                self.send(
-                    "profile_frame", frame, 0.01, 0.01, 0.0, 0.0166, 0.002, 0, len(rows), *values
-                )
+            self.start_profile()
         elif name == "stop_profiling":
-            rows, total = PROFILES[self.profile]
-            values = [
-                v for i, row in enumerate(rows) for v in (i, row[1] * 3, row[2] * 3, row[3] * 3)
-            ]
-            if not total:  # the engine's total says nothing: the server sums the frames
-                values = []
-            self.send(
-                "profile_total", 3, 0.03, 0.03, 0.0, 0.0166, 0.006, 0, len(values) // 4, *values
-            )
+            self.stop_profile()
         elif name == "breakpoint" and args[0] == "res://drop.gd":  # the connection ends
             self.sock.close()
             raise SystemExit
@@ -625,6 +676,211 @@ class FakeDebugger:
                 self.breakpoints[path] = line
             else:
                 self.breakpoints.pop(path, None)
+
+
+# --- Godot 4: bridge4.gd's replies, the debugger's framing and messages (tests/data/debugger) ---
+
+
+def pack4(files: dict[str, bytes]) -> bytes:
+    """A Godot 4.4+ pack (format version 3): its files' data, then their directory."""
+    header = 4 * 5 + 4 + 8 + 8 + 64
+    data = b"".join(files.values())
+    directory = struct.pack("<I", len(files))
+    offset = 0
+    for res, blob in files.items():
+        name = res.encode()
+        padded = name + b"\0" * (-len(name) % 4)
+        digest = hashlib.md5(blob, usedforsecurity=False).digest()
+        directory += struct.pack("<I", len(padded)) + padded
+        directory += struct.pack("<QQ", offset, len(blob)) + digest + struct.pack("<I", 0)
+        offset += len(blob)
+    out = struct.pack("<6I", 0x43504447, 3, 4, 6, 3, 1 << 1)  # files counted from the pack
+    out += struct.pack("<QQ", header, header + len(data)) + b"\0" * 64
+    return out + data + directory
+
+
+def import4(argv: list[str]) -> int:
+    """``--headless --import``: Godot 4's import of every file it imports (a ``.import``
+    sidecar, the imported file and its ``.md5`` record in ``.godot/imported/``), then exit."""
+    project = Path(argv[argv.index("--path") + 1])
+    folder = project / ".godot" / "imported"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in sorted(project.rglob("*")):
+        rel = path.relative_to(project).as_posix()
+        if rel.startswith(".") or path.suffix not in IMPORTED or not path.is_file():
+            continue
+        digest = hashlib.md5(("res://" + rel).encode(), usedforsecurity=False).hexdigest()
+        stem = f"{path.name}-{digest}"
+        source_md5 = hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest()
+        (folder / f"{stem}.ctex").write_bytes(b"GST2" + path.read_bytes())
+        (folder / f"{stem}.md5").write_text(f'source_md5="{source_md5}"\n')
+        dest = f"res://.godot/imported/{stem}.ctex"
+        path.with_name(path.name + ".import").write_text(
+            '[remap]\n\nimporter="texture"\ntype="CompressedTexture2D"\n'
+            f'uid="uid://b{digest[:12]}"\npath="{dest}"\n\n[deps]\n\n'
+            f'source_file="res://{rel}"\ndest_files=["{dest}"]\n'
+        )
+        print(f"imported res://{rel}", flush=True)
+    return 0
+
+
+CLASSES4 = {  # --doctool's reference on Godot 4: Control's margins are offsets there
+    "Node": CLASSES["Node"].replace('version="3.2"', 'version="4.6"'),
+    "Control": CLASSES["Control"]
+    .replace('version="3.2"', 'version="4.6"')
+    .replace("margin_left", "offset_left")
+    .replace("_margin", "_offset"),
+}
+
+
+class Game4(Game):
+    """What ``bridge4.gd`` answers differently: Godot 4's names of classes and types."""
+
+    ROOT, SPRITE, TRANSFORM = "Window", "Sprite2D", "Transform3D"
+    OS = "Linux"
+
+
+_TYPES4 = {type(None): 0, bool: 1, int: 2, float: 3, str: 4, dict: 27, list: 28}
+_TAGGED4 = {"transform": 18, "name": 21, "object": 24}  # Transform3D, StringName, Object
+
+
+def _var4(value: Any) -> bytes:
+    """A Godot 4 Variant: the few kinds the fake sends (its type ids differ from Godot 3's)."""
+    if isinstance(value, tuple) and value[0] == "object":
+        return struct.pack("<IQ", 24 | 1 << 16, value[1])
+    if isinstance(value, tuple) and value[0] == "name":
+        return struct.pack("<I", 21) + _var(value[1])[4:]
+    if isinstance(value, tuple) and value[0] == "transform":
+        return struct.pack("<I12f", 18, *value[1])
+    kind = _TYPES4[type(value)]
+    if isinstance(value, bool) or value is None:
+        return _var(value)
+    if isinstance(value, int):
+        return struct.pack("<Iq", kind | 1 << 16, value)
+    if isinstance(value, float | str):
+        return struct.pack("<I", kind | (1 << 16 if kind == 3 else 0)) + _var(value)[4:]
+    if isinstance(value, list):
+        return struct.pack("<II", kind, len(value)) + b"".join(_var4(v) for v in value)
+    pairs = b"".join(_var4(k) + _var4(v) for k, v in value.items())
+    return struct.pack("<II", kind, len(value)) + pairs
+
+
+class FakeDebugger4(FakeDebugger):
+    """Godot 4's ``RemoteDebugger``: a message is one packet ``[name, thread, [arg…]]`` both
+    ways; a stop says it has a stack; the stack is one flat list; the variables come one
+    message each; it evaluates and steps out; its profiler is the ``servers`` one."""
+
+    THREAD = 1
+
+    def send(self, name: str, *args: Any) -> None:
+        data = _var4([name, self.THREAD, list(args)])
+        with self.lock:
+            self.sock.sendall(struct.pack("<I", len(data)) + data)
+
+    def read(self, packet: bytes) -> tuple[str, list[Any]]:
+        (name, _thread, args), _ = _read_var(packet, array=28)
+        return name, args
+
+    def enter(self, error: str) -> None:
+        if error != "Breakpoint":  # Godot 4 prints a script error with a debugger attached
+            assert self.at is not None
+            print(f"SCRIPT ERROR: {error}", file=sys.stderr)
+            print(f"          at: {self.function} ({self.at[0]}:{self.at[1]})", file=sys.stderr)
+            sys.stderr.flush()
+        self.send("debug_enter", error == "Breakpoint", error, True, self.THREAD)
+
+    def enter_break(self) -> None:
+        self.send("debug_enter", True, "", False, self.THREAD)
+
+    def send_stack(self) -> None:
+        flat = [v for frame in self.frames() for v in frame]
+        self.send("stack_dump", len(flat), *flat)
+
+    def send_variables(self) -> None:
+        local, members = self.variables()
+        self.send("stack_frame_vars", (len(local) + len(members)) // 2)
+        for scope, pairs in enumerate((local, members)):
+            for i in range(0, len(pairs), 2):
+                value = pairs[i + 1]
+                kind = _TAGGED4[value[0]] if isinstance(value, tuple) else _TYPES4[type(value)]
+                self.send("stack_frame_var", pairs[i], scope, kind, value)
+
+    def command(self, name: str, args: list[Any]) -> None:
+        if name == "out" and self.at is not None:
+            path, line = self.at
+            self.send("debug_exit")
+            self.stop(path, line + 1)
+        elif name == "evaluate" and self.at is not None:
+            self.evaluate(str(args[0]))
+        elif name == "profiler:servers" and self.at is None:
+            (self.start_profile if args and args[0] is True else self.stop_profile)()
+        elif name in ("start_profiling", "stop_profiling"):
+            return  # Godot 3's names: Godot 4 knows them not
+        else:
+            super().command(name, args)
+
+    def evaluate(self, expression: str) -> None:
+        """``speed`` and whole numbers evaluate; anything else fails as the engine's
+        ``Expression`` does: a null answer, then the error that says why."""
+        known = {"speed": 42}
+        value = int(expression) if expression.isdigit() else known.get(expression)
+        kind = 0 if value is None else 2
+        self.send("evaluation_return", expression, 3, kind, value)
+        if value is None:
+            where = ["res://main.gd", self.function, self.at[1] if self.at else 0]
+            error = 'Condition "p_show_error" is true. Returning: Variant()'
+            said = f"Invalid named index '{expression}' for base type Object."
+            self.send(
+                "error",
+                0,
+                0,
+                4,
+                60,
+                "core/math/expression.cpp",
+                "execute",
+                1504,
+                error,
+                said,
+                False,
+                3,
+                *where,
+            )
+
+    def start_profile(self) -> None:
+        rows, _ = PROFILES[self.profile]
+        for i, (function, _calls, _total, _self) in enumerate(rows):
+            self.send("servers:function_signature", function, i)
+        for frame in range(3):  # frame, its times, script time, S servers, F, (id, calls,
+            values = [  # self, total, internal) each
+                v
+                for i, (_f, calls, all_s, own) in enumerate(rows)
+                for v in (i, calls, own, all_s, 0.0)
+            ]
+            self.send(
+                "servers:profile_frame",
+                frame,
+                0.01,
+                0.01,
+                0.0,
+                0.0166,
+                0.002,
+                0,
+                len(values),
+                *values,
+            )
+
+    def stop_profile(self) -> None:
+        rows, total = PROFILES[self.profile]
+        values = [
+            v
+            for i, (_f, calls, all_s, own) in enumerate(rows)
+            for v in (i, calls * 3, own * 3, all_s * 3, 0.0)
+        ]
+        if not total:  # the engine's total says nothing: the server sums the frames
+            values = []
+        self.send(
+            "servers:profile_total", 3, 0.03, 0.03, 0.0, 0.0166, 0.006, 0, len(values), *values
+        )
 
 
 class _Refused(Exception):
@@ -666,15 +922,23 @@ def _serve(game: Game, conn: socket.socket, debugger: FakeDebugger | None = None
                 answer(cmd)
 
 
+def _major() -> int:
+    return int(os.environ.get(MAJOR_ENV, "3"))
+
+
 def main(argv: list[str]) -> int:
+    major = _major()
+    version = VERSION4 if major >= 4 else VERSION
     if "--version" in argv:
-        print(VERSION)
+        print(version)
         return 0
     if "--doctool" in argv:
         return doctool(argv)
     if "--editor" in argv:
         return editor(argv)
-    if any(flag in argv for flag in ("--export-pack", "--export", "--export-debug")):
+    if "--import" in argv and major >= 4:
+        return import4(argv)
+    if any(f in argv for f in ("--export-pack", "--export", "--export-release", "--export-debug")):
         return export(argv)
     if "-s" in argv and argv[argv.index("-s") + 1].endswith("addons/gut/gut_cmdln.gd"):
         return gut(argv)
@@ -684,7 +948,14 @@ def main(argv: list[str]) -> int:
     if "--script" not in argv or not port:
         print("ERROR: the fake engine runs games, exports of packs and checks", file=sys.stderr)
         return 1
-    print(f"Godot Engine v{VERSION} - https://godotengine.org", flush=True)
+    print(f"Godot Engine v{version} - https://godotengine.org", flush=True)
+    bridge = re.search(r"bridge(\d)\.gd$", argv[argv.index("--script") + 1])
+    if bridge is not None and int(bridge.group(1)) != major:  # the other engine's GDScript
+        print(
+            f"SCRIPT ERROR: Parse Error: {bridge.group(0)} is no Godot {major} script",
+            file=sys.stderr,
+        )
+        return 1
     width, height = 64, 48
     if "--resolution" in argv:
         w, _, h = argv[argv.index("--resolution") + 1].partition("x")
@@ -692,21 +963,29 @@ def main(argv: list[str]) -> int:
     project = Path(argv[argv.index("--path") + 1])
     scene = os.environ.get("GODOT_MCP_SCENE", "")
     loaded = not scene or (project / scene.removeprefix("res://")).is_file()
-    game = Game(width, height)
+    game = (Game4 if major >= 4 else Game)(width, height)
+    game.headless = os.environ.get(SERVER_ENV) == "1" or (major >= 4 and "--headless" in argv)
     game.malformed = scene == "res://malformed.tscn"
     game.deep = scene == "res://deep.tscn"
     debugger = None
     if "--remote-debug" in argv and scene != "res://nodebug.tscn":
         given = argv[argv.index("--breakpoints") + 1] if "--breakpoints" in argv else ""
-        debugger = FakeDebugger(argv[argv.index("--remote-debug") + 1], given)
+        address = argv[argv.index("--remote-debug") + 1]
+        if major >= 4:
+            if not address.startswith("tcp://"):  # Godot 4 takes a URI
+                print(f"ERROR: Invalid debugger URI '{address}'.", file=sys.stderr, flush=True)
+                return 1
+            debugger = FakeDebugger4(address.removeprefix("tcp://"), given)
+        else:
+            debugger = FakeDebugger(address, given)
         threading.Thread(target=debugger.serve, daemon=True).start()
     conn = socket.create_connection(("127.0.0.1", int(port)))
     hello = {
         "type": "hello",
         "secret": os.environ.get("GODOT_MCP_SECRET", ""),
-        "engine": VERSION,
-        "os": "X11",
-        "headless": False,
+        "engine": version,
+        "os": game.OS,
+        "headless": game.headless,
     }
     conn.sendall((json.dumps(hello) + "\n").encode())
     if debugger is not None and debugger.breakpoints:  # a breakpoint in the scene's _ready
