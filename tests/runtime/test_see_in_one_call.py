@@ -30,9 +30,12 @@ func _ready():
 	else:
 		args = OS.get_cmdline_args()
 	var out = ""
+	var lengths = ""
 	for a in args:
 		out += "<" + a + ">"
+		lengths += "<" + str(a.length()) + ">"
 	print("GAME_ARGS " + out)
+	print("GAME_ARG_LENGTHS " + lengths)
 """
 
 
