@@ -25,6 +25,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture
+def fake_display(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake engine draws nowhere: a display name keeps the server from starting Xvfb."""
+    monkeypatch.setenv("DISPLAY", ":fake")
+
+
 def copy_demo(target: Path) -> Path:
     """A private copy of the running test's engine's demo project."""
     return engines.current().copy_demo(target)

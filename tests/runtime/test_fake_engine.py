@@ -24,12 +24,7 @@ from tests.support import fake_godot
 from tests.support.offloop import store_calls_on_the_loop
 from tests.support.projects import make_project
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("fake_display")]
 
 
 @asynccontextmanager
@@ -67,12 +62,6 @@ async def ok(client: Client, tool: str, args: dict[str, Any] | None = None) -> d
     answer = await call(client, tool, args)
     assert answer["outcome"] == "ok", answer
     return answer
-
-
-@pytest.fixture(autouse=True)
-def a_display(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fake draws nowhere: a display name keeps the server from starting Xvfb."""
-    monkeypatch.setenv("DISPLAY", ":fake")
 
 
 # What the engines' bridges name differently: the fake's Player, a 3D transform.

@@ -21,17 +21,7 @@ from tests.runtime.test_fake_engine import call, fake_server, ok
 from tests.support import fake_godot
 from tests.support.projects import make_project
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def a_display(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DISPLAY", ":fake")
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("fake_display")]
 
 
 def project_with(tmp_path: Path, *scripts: str) -> Path:
