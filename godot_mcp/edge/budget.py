@@ -26,6 +26,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from jsonschema import Draft202012Validator
@@ -102,6 +103,16 @@ class Framing:
     def widest(cls, server_info: Mapping[str, Any]) -> Framing:
         return cls.of("http", MODERN_PROTOCOL_VERSIONS[-1], server_info)
 
+    @cached_property
+    def shaping(self) -> int:
+        """Bytes the SDK's shaping adds to a result (less what it drops), measured once on a
+        probe: what it changes are top-level keys of its own (``resultType``, the
+        ``serverInfo`` stamp), the same for every answer of the connection."""
+        probe = types.CallToolResult(
+            content=[types.TextContent(type="text", text="{}")], structured_content={}
+        ).model_dump(by_alias=True, mode="json", exclude_none=True)
+        return _json_size(self.shaped(dict(probe))) - _json_size(probe)
+
     def shaped(self, dumped: dict[str, Any]) -> dict[str, Any]:
         """``dumped`` as the SDK sends it on this connection (``mcp`` server runner's
         ``_serialize``; no cache hint is set for ``tools/call``)."""
@@ -137,13 +148,12 @@ class Budget:
     # -- measuring -----------------------------------------------------------------------
 
     def wire_size(self, result: types.CallToolResult) -> int:
-        """The exact bytes of ``result`` as sent: the message the SDK writes, its stamp and
-        the transport's framing included."""
+        """The exact bytes of ``result`` as sent: the message the SDK writes, its shaping for
+        the protocol version and the transport's framing included."""
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        dumped = self.framing.shaped(dumped)
         message = types.JSONRPCResponse(jsonrpc="2.0", id=self.request_id, result=dumped)
         body = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
-        return len(body) + self.framing.transport
+        return len(body) + self.framing.shaping + self.framing.transport
 
     def fits(self, result: types.CallToolResult) -> bool:
         return self.wire_size(result) <= self.room

@@ -152,8 +152,7 @@ class GameService:
         points = await self.rt.disk(parse_breakpoints, self.rt.project, breakpoints)
         warnings = await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode, scene)
         await self.rt.disk(refuse_never_imported, self.rt.project, self.rt.godot.major)
-        install = self.rt.godot
-        version = install.version if mode == "windowed" else install.headless_version
+        version = self.rt.godot.version_for(mode)
         warnings += await self.rt.disk(project_file_warnings, self.rt.project, version)
         limit = self.rt.capacity.max_game_sessions
         if self.running() + self._starting >= limit:

@@ -914,7 +914,7 @@ class GameRunner:
                 raise game_error(exc, scrub(exc.message)) from None
 
         # The game's user:// (its saves, the engine's logs) is its session's own (userdata.py).
-        version = inst.version if mode == "windowed" else inst.headless_version
+        version = inst.version_for(mode)
         data = await anyio.to_thread.run_sync(new_data_dir, self.scratch_dir, project, version)
         env["XDG_DATA_HOME"] = str(data)
         try:

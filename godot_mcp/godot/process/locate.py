@@ -39,6 +39,10 @@ class GodotInstall:
     xvfb: str | None
     display: str | None
 
+    def version_for(self, mode: str) -> str | None:
+        """The version of the engine a game of ``mode`` (``windowed``, ``headless``) runs on."""
+        return self.version if mode == "windowed" else self.headless_version
+
     @property
     def headless_major(self) -> int | None:
         """Major version of the headless binary, if known."""

@@ -158,16 +158,6 @@ class Scrubber:
                 groups.append(re.escape(value))
         return re.compile("|".join(f"({g})" for g in groups))
 
-    def json(self, value: Any) -> Any:
-        """A JSON value with every string in it (object keys too) scrubbed."""
-        if isinstance(value, str):
-            return self(value)
-        if isinstance(value, list):
-            return [self.json(v) for v in value]
-        if isinstance(value, dict):
-            return {self(k): self.json(v) for k, v in value.items()}
-        return value
-
     def game(self, text: str) -> str:
         """A text the game or the project's code controls, as a client gets it: printable
         (:func:`printable`) and scrubbed."""

@@ -170,7 +170,7 @@ def refuse_csharp(
     (``windowed`` or ``headless``) picks the engine the game runs on, ``scene`` the scene it
     starts (default the main scene). A game of a project that only carries C# starts: its
     warnings (the C# files that will not load) are returned."""
-    version = install.version if mode == "windowed" else install.headless_version
+    version = install.version_for(mode)
     if is_dotnet(version) is not False or not read_facts(project).dotnet:
         return []
     fit = csharp_fit(project, scene)
