@@ -4,6 +4,7 @@ declarations now: a declaration changed without regenerating the pages fails her
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -29,6 +30,11 @@ def test_every_tool_has_its_section_on_its_groups_page():
         assert f"\n## {tool.name.replace('.', '_')}\n" in page
         for arg in tool.args:
             assert f"| `{arg.name}` |" in page
+    dotted = [t.name for t in shipped_tools()]
+    for page in pages.values():  # tools named as a host lists them, beside each dotted name
+        text = "\n".join(line for line in page.splitlines() if "Dotted name:" not in line)
+        assert re.search(r"\{[a-z_]+\.[a-z_.]+\}", text) is None
+        assert [name for name in dotted if re.search(rf"\b{re.escape(name)}\b", text)] == []
 
 
 def test_a_changed_declaration_makes_the_check_fail(monkeypatch: pytest.MonkeyPatch, capsys):

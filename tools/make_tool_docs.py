@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from godot_mcp.edge.server import shipped_tools  # noqa: E402
-from godot_mcp.edge.spec import TOOLSETS, Tool, wire_name  # noqa: E402
+from godot_mcp.edge.spec import TOOLSETS, Tool, _num, spelled, wire_name  # noqa: E402
 
 OUT = ROOT / "docs" / "tools"
 GROUPS: tuple[str, ...] = ("core", *TOOLSETS)
@@ -74,7 +74,7 @@ def _group(group: str, tools: list[Tool]) -> str:
     lines = [HEADER, f"# Tools: {group}", "", ABOUT[group], ""]
     if group != "core":
         lines += [f"On unless `--toolsets` leaves out `{group}`.", ""]
-    lines += [f"- [`{_wire(t)}`](#{_anchor(t)}): {t.title}" for t in tools]
+    lines += [f"- [`{_wire(t)}`](#{_wire(t)}): {t.title}" for t in tools]
     for tool in tools:
         lines += ["", *_tool(tool)]
     return "\n".join(lines) + "\n"
@@ -84,18 +84,13 @@ def _wire(tool: Tool) -> str:
     return wire_name(tool.name, "underscore")
 
 
-def _anchor(tool: Tool) -> str:
-    return _wire(tool)
-
-
 def _tool(tool: Tool) -> Iterator[str]:
-    declared = tool.declaration("dotted")
+    declared = tool.declaration("underscore")  # the names a reader's host lists
     yield f"## {_wire(tool)}"
     yield ""
     yield f"**{tool.title}**. Dotted name: `{tool.name}`."
     yield ""
-    text = (declared.description or "").split("\nArguments:\n")[0]
-    yield from (line.rstrip() for line in text.splitlines())
+    yield from (line.rstrip() for line in (declared.description or "").splitlines())
     yield ""
     hints = declared.annotations
     assert hints is not None
@@ -117,7 +112,7 @@ def _tool(tool: Tool) -> Iterator[str]:
             shown = "" if default is None else f"`{json.dumps(default)}`"
             yield (
                 f"| `{arg.name}` | {_cell(_shape(arg.value_schema()))} | "
-                f"{_yes(arg.required)} | {shown} | {_cell(arg.doc)} |"
+                f"{_yes(arg.required)} | {shown} | {_cell(spelled(arg.doc, 'underscore'))} |"
             )
     yield ""
     yield "### Answer"
@@ -207,10 +202,6 @@ def _bounds(schema: Mapping[str, Any]) -> str:
     if "pattern" in schema:
         said.append(f"matching {schema['pattern']}")
     return ", ".join(said)
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def _yes(flag: bool | None) -> str:
