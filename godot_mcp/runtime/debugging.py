@@ -18,7 +18,7 @@ import anyio.abc
 
 from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.godot.debug import Break, Debugger, DebugListener
-from godot_mcp.godot.game import GameSession, stopped_error
+from godot_mcp.godot.game import GameSession
 from godot_mcp.godot.process.redact import printable
 
 __all__ = ["MAX_BREAKPOINTS", "DebugLaunch", "parse_breakpoints", "project_script"]
@@ -107,7 +107,6 @@ class DebugLaunch:
             {p: set(lines) for p, lines in self.breakpoints.items()},
             on_break=lambda brk: self._noted(game, brk),
             scrub=game.scrub,
-            at_break=stopped_error,
         )
         self.debugger = debugger
         self._background.start_soon(self._read, game, debugger)

@@ -51,20 +51,18 @@ def leading_out(project: Path, scripts: Sequence[str]) -> set[str]:
 
 
 def refuse_links_out(project: Path, scripts: Sequence[str]) -> None:
-    """``InvalidArgument`` for the first of ``scripts`` that is, or loads, a path leading out
+    """``InvalidArgument`` for a script of ``scripts`` that is, or loads, a path leading out
     of the project through a symbolic link (blocking: reads what they load, once)."""
     reached = reach.walk(project, scripts)
     if not reached.outside:
         return
-    leading = reached.reaching(reached.outside)
-    for script in [s for s in scripts if s in leading] or scripts:
-        own = reach.walk(project, [script]).outside  # from this one: what it loads that leads out
-        if own:
-            how = "leads" if own[0] == script else f"loads {quoted(own[0])}, which leads"
-            raise InvalidArgument(
-                f"{quoted(script)} {how} out of the project through a symbolic link; {READER} "
-                "read the project only, and the game keeps its old code"
-            )
+    leaf = reached.outside[0]
+    script = reached.chain(leaf)[0]  # the script of ``scripts`` that first loaded it
+    how = "leads" if leaf == script else f"loads {quoted(leaf)}, which leads"
+    raise InvalidArgument(
+        f"{quoted(script)} {how} out of the project through a symbolic link; {READER} "
+        "read the project only, and the game keeps its old code"
+    )
 
 
 async def reload_scripts(

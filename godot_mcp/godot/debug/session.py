@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from godot_mcp.errors import GodotMcpError, InvalidArgument, Malformed, Timeout, Unavailable
+from godot_mcp.errors import InvalidArgument, Malformed, Remedy, Timeout, Unavailable
 from godot_mcp.godot.debug.variant import Dictionary
 from godot_mcp.godot.debug.wire import Framer, Message
 from godot_mcp.godot.process.redact import Scrubber
@@ -124,7 +124,9 @@ class NoSelf(InvalidArgument):
 
 
 def _at_break(where: str) -> AtBreak:
-    return AtBreak(f"the game is stopped at {where}")
+    """A call that needs the game running, refused in the words a game's own commands are
+    (``godot.game.gate.stopped_error``)."""
+    return AtBreak(f"the game is stopped at {where}", remedy=Remedy.RESUME)
 
 
 @dataclass(frozen=True)
@@ -179,12 +181,9 @@ class Debugger:
         on_break: Callable[[Break], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         scrub: Scrubber | None = None,
-        at_break: Callable[[str], GodotMcpError] | None = None,
     ) -> None:
-        """``clock``: the flood gate's seconds. The refusals' words: ``scrub`` makes the
-        game's texts in them what a client may read; ``at_break`` is the refusal of a call
-        that needs the game running, given where it stopped (the game's session's own words
-        for its commands, when the two are joined)."""
+        """``clock``: the flood gate's seconds; ``scrub`` makes the game's texts in the
+        refusals what a client may read."""
         self._stream = stream
         self._raw: socket.socket | None = stream.extra(anyio.abc.SocketAttribute.raw_socket, None)
         if self._raw is not None:
@@ -219,7 +218,6 @@ class Debugger:
         self._send_lock = anyio.Lock()
         self._flood = FloodGate(clock=clock)
         self._scrub = scrub if scrub is not None else Scrubber([], secrets=())
-        self._at_break = at_break if at_break is not None else _at_break
 
     # --- reading --------------------------------------------------------------------------
 
@@ -547,12 +545,12 @@ class Debugger:
 
     async def profile(self, seconds: float, timeout: float = 5) -> Profiled:
         """The engine's script profiler on for ``seconds`` of a running game: what it measured.
-        ``at_break``'s refusal if the game is or becomes stopped at a break meanwhile; the
+        ``AtBreak`` if the game is or becomes stopped at a break meanwhile; the
         profiler is then stopped when the game resumes (the engines take it only running)."""
         if self.lost is not None:
             raise self.not_stopped()
         if self.stopped is not None:
-            raise self._at_break(self._scrub.game(self.stopped.where))
+            raise _at_break(self._scrub.game(self.stopped.where))
         profile = Profile(self.major)
         self._profile = profile
         got: list[Message] = []
@@ -566,7 +564,7 @@ class Debugger:
             with anyio.move_on_after(seconds):
                 await self.until_stopped()
             if self.stopped is not None:
-                raise self._at_break(self._scrub.game(self.stopped.where))
+                raise _at_break(self._scrub.game(self.stopped.where))
             stopped_it = True
             await self._stop_profiler()
             with anyio.move_on_after(timeout):
