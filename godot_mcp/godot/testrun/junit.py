@@ -14,9 +14,8 @@ the project), so it is read as hostile:
 * The parser is fed in pieces and every text is scrubbed on its own, at most ``MAX_TEXT``
   characters each, so no single call holds the interpreter for long.
 * Elements nest at most ``MAX_DEPTH`` deep (a JUnit report needs four); a deeper report is
-  refused as the parser reads it, and nothing walks the tree by recursion (the scrub, the
-  counts and the rewrite each keep their own stack), so no nesting of the report's making
-  reaches the interpreter's recursion limit.
+  refused as the parser reads it, so the walks and the rewrite (``ET.tostring`` recurses)
+  never come near the interpreter's recursion limit, whatever the report nests.
 * Texts are scrubbed after the XML is decoded (character references, CDATA, comments; a body
   taken as text has its references made plain first), and the report the caller gets is the
   parsed tree written out again, so no spelling a reader would decode survives. A report that
@@ -117,7 +116,7 @@ def read_report(data: bytes, redact: Callable[[str], str] = str) -> ReadReport:
         text = data.decode("utf-8", "replace").replace("\0", "")
         return ReadReport(None, _scrubbed_text(text, redact).encode("utf-8"), str(exc))
     _scrub_tree(root, redact)
-    return ReadReport(_counted(root), _written(root))
+    return ReadReport(_counted(root), ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
 def parse_report(data: bytes, redact: Callable[[str], str] = str) -> JUnitReport:
@@ -170,15 +169,6 @@ class _Bounded(ET.TreeBuilder):
         return super().end(tag)
 
 
-def _elements(root: ET.Element) -> Iterator[ET.Element]:
-    """Every element of the tree, in document order, by a stack of its own."""
-    stack = [root]
-    while stack:
-        el = stack.pop()
-        yield el
-        stack.extend(reversed(el))
-
-
 def _scrub_tree(root: ET.Element, redact: Callable[[str], str]) -> None:
     """Every text, tail, attribute name and value of the tree scrubbed, each cut to
     ``MAX_TEXT`` characters (a longer one ends in a mark of how much was cut)."""
@@ -191,7 +181,7 @@ def _scrub_tree(root: ET.Element, redact: Callable[[str], str]) -> None:
         # A body taken as text keeps references as written: plain, a path is a path to redact
         return redact(_REFERENCE.sub(_plain_reference, text))
 
-    for el in _elements(root):
+    for el in root.iter():  # the builder bounded the depth: nothing here recurses far
         el.text, el.tail = clean(el.text), clean(el.tail)
         if el.attrib:
             el.attrib = {clean(k) or "": clean(v) or "" for k, v in el.attrib.items()}
@@ -202,9 +192,7 @@ def _counted(root: ET.Element) -> JUnitReport:
     report = JUnitReport()
     for suite in suites:
         name = suite.get("name", "")
-        for el in _elements(suite):
-            if el.tag != "testcase":
-                continue
+        for el in suite.iter("testcase"):
             case = _case(name, el)
             report.tests += 1
             report.failures += case.status == "failed"
@@ -216,54 +204,6 @@ def _counted(root: ET.Element) -> JUnitReport:
                 else:
                     report.truncated = True
     return report
-
-
-_XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"
-
-
-def _written(root: ET.Element) -> bytes:
-    """The tree as XML text, as ``ET.tostring`` writes it (a namespace's elements under a
-    ``ns0``-style prefix declared on the root), by a stack of its own."""
-    uris: dict[str, str] = {_XML_NAMESPACE: "xml"}
-
-    def name(qualified: str) -> str:
-        if not qualified.startswith("{"):
-            return qualified
-        uri, _, local = qualified[1:].partition("}")
-        return f"{uris.setdefault(uri, f'ns{len(uris) - 1}')}:{local}"
-
-    body: list[str] = []
-    stack: list[tuple[ET.Element, bool]] = [(root, False)]
-    while stack:
-        el, closing = stack.pop()
-        tag = name(el.tag)
-        if closing:
-            body.append(f"</{tag}>{_text(el.tail)}")
-            continue
-        attrs = "".join(f' {name(k)}="{_attribute(v)}"' for k, v in el.attrib.items())
-        if el.text or len(el):
-            body.append(f"<{tag}{attrs}>{_text(el.text)}")
-            stack.append((el, True))
-            stack.extend((child, False) for child in reversed(el))
-        else:
-            body.append(f"<{tag}{attrs} />{_text(el.tail)}")
-    declared = "".join(
-        f' xmlns:{prefix}="{_attribute(uri)}"' for uri, prefix in uris.items() if prefix != "xml"
-    )
-    if declared:  # on the root, after its name
-        head = body[0]
-        cut = len(name(root.tag)) + 1
-        body[0] = head[:cut] + declared + head[cut:]
-    return ("<?xml version='1.0' encoding='utf-8'?>\n" + "".join(body)).encode("utf-8")
-
-
-def _text(text: str | None) -> str:
-    return _escaped(text) if text else ""
-
-
-def _attribute(text: str) -> str:
-    text = _escaped(text).replace('"', "&quot;")
-    return text.replace("\r", "&#13;").replace("\n", "&#10;").replace("\t", "&#09;")
 
 
 def _res(name: str) -> str | None:
