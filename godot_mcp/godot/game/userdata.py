@@ -16,25 +16,23 @@ Method failed`` and keep no log: the folder is made for them first (``new_data_d
 
 from __future__ import annotations
 
-import re
 import tempfile
 from pathlib import Path
 
-from godot_mcp.godot.process.locate import engine_name
-from godot_mcp.godot.project.presets import read_config
+from godot_mcp.godot.process.locate import engine_name, major_minor
+from godot_mcp.godot.project.presets import project_config
 
 __all__ = ["DATA_PREFIX", "files_into_project", "new_data_dir", "project_file_warnings"]
 
 DATA_PREFIX = "data-"  # a session's own data dir in the scratch: data-XXXXXXXX
-_VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
 _EDGES = "".join(map(chr, range(33)))  # what Godot's strip_edges strips
 
 
 def files_into_project(version: str | None) -> bool:
     """Whether Godot ``version`` keeps an unnamed project's ``user://`` in the project:
     Godot 3 before 3.5 (checked on 3.2.3; the fix came with 3.5)."""
-    match = _VERSION.match(version or "")
-    return match is not None and (int(match[1]), int(match[2])) < (3, 5)
+    number = major_minor(version)
+    return number is not None and number < (3, 5)
 
 
 def new_data_dir(scratch: Path, project: Path, version: str | None) -> Path:
@@ -69,11 +67,7 @@ def _safe3(name: str, paths: bool) -> str:
 
 
 def _application(project: Path) -> dict[str, object]:
-    try:
-        config = read_config(project / "project.godot")
-    except (OSError, ValueError):
-        return {}
-    return config.get("application", {})
+    return project_config(project).get("application", {})
 
 
 def project_file_warnings(project: Path, version: str | None) -> list[str]:

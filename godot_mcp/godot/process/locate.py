@@ -92,6 +92,12 @@ def is_dotnet(version: str | None) -> bool | None:
     return bool(_DOTNET.search(version.strip()))
 
 
+def major_minor(version: str | None) -> tuple[int, int] | None:
+    """The major and minor numbers of a Godot version string (``3.2.3.stable`` is (3, 2))."""
+    match = VERSION.match(version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 def major_of(version: str | None) -> int | None:
     """The major number of a Godot version string such as ``3.2.3.stable.custom_build``."""
     if not version:

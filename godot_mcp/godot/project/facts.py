@@ -38,7 +38,7 @@ from godot_mcp.godot.process.locate import GodotInstall, engine_name, is_dotnet
 from godot_mcp.godot.process.redact import printable
 from godot_mcp.godot.project import reach, uids
 from godot_mcp.godot.project.files import visible_files
-from godot_mcp.godot.project.presets import read_config
+from godot_mcp.godot.project.presets import project_config
 
 __all__ = [
     "MAX_FILES",
@@ -73,10 +73,7 @@ class Facts:
 
 def read_facts(project: Path) -> Facts:
     """The project's declared features and whether it uses C#."""
-    try:
-        config = read_config(project / "project.godot")
-    except (OSError, ValueError):
-        config = {}
+    config = project_config(project)
     features = _features(config)
     dotnet = (
         "C#" in features
@@ -112,10 +109,7 @@ def first_csharp(rels: Iterable[str]) -> str | None:
 def game_roots(project: Path, scene: str | None = None) -> list[str]:
     """What the game loads at start: ``scene`` (else the main scene), then each autoload, as
     ``project.godot`` names them (``res://`` or ``uid://``)."""
-    try:
-        config = read_config(project / "project.godot")
-    except (OSError, ValueError):
-        config = {}
+    config = project_config(project)
     main = config.get("application", {}).get("run/main_scene")
     if scene is None and isinstance(main, str) and main:
         scene = uids.scene_path(project, main)

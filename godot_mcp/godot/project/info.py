@@ -7,7 +7,12 @@ from pathlib import Path
 
 from godot_mcp.godot.project import uids
 from godot_mcp.godot.project.facts import newer_engine, read_facts
-from godot_mcp.godot.project.presets import PresetsError, project_name, read_config, read_presets
+from godot_mcp.godot.project.presets import (
+    PresetsError,
+    project_config,
+    project_name,
+    read_presets,
+)
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,5 @@ def read_info(project: Path, engine_version: str | None) -> ProjectInfo:
 
 def main_scene(project: Path) -> str | None:
     """The main scene as ``res://`` (Godot 4's ``uid://`` form resolved when it can be)."""
-    try:
-        config = read_config(project / "project.godot")
-    except (OSError, ValueError):
-        return None
-    scene = config.get("application", {}).get("run/main_scene")
+    scene = project_config(project).get("application", {}).get("run/main_scene")
     return uids.scene_path(project, scene) if isinstance(scene, str) and scene else None

@@ -555,6 +555,15 @@ def resource_sections(
     return _Parser(text.removeprefix("\ufeff")).sections(keep, fields)
 
 
+def project_config(project: Path) -> dict[str, dict[str, object]]:
+    """The sections of ``project``'s ``project.godot``; none when it cannot be read or parsed
+    (blocking)."""
+    try:
+        return read_config(project / "project.godot")
+    except (OSError, ValueError):
+        return {}
+
+
 def read_config(path: Path) -> dict[str, dict[str, object]]:
     """Read and parse a project's ConfigFile (``tree.read_file`` rules: links judged, a
     regular file of at most 1 MiB); ``OSError`` if unreadable, ``ConfigSyntaxError`` if bad."""
