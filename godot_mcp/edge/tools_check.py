@@ -34,11 +34,9 @@ async def project_check(call: ToolCall) -> types.CallToolResult:
 
     report = await status.around(lambda: call.deps.checks.run(call.args["paths"], seen))
     await status.ended(f"the check ended: {len(report.problems)} errors")
-    # Paths and messages name the project's files: its own text, shown as a client may read it.
-    errors = [
-        {k: printable(v) if isinstance(v, str) else v for k, v in p.as_dict().items()}
-        for p in report.problems
-    ]
+    # A path is a file's name, the project's own text (messages are made printable by the
+    # check); shown as a client may read it.
+    errors = [{**p.as_dict(), "path": printable(p.path)} for p in report.problems]
     warnings = [printable(w) for w in report.warnings]
 
     def build(kept: Sequence[Any]) -> types.CallToolResult:

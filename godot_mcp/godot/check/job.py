@@ -607,7 +607,7 @@ class Check:
         reader = OutputReader(
             self.mark,
             self.known,
-            self.redact,
+            self.redact.game,  # the engine's words on the project's code: the project's text
             expected=self.files,
             aliases=self.aliases,
             csharp=self.dotnet is False and self.facts.dotnet,
@@ -694,7 +694,7 @@ class Check:
 
     def _why(self) -> str:
         why = self._reason
-        return f": {self.redact(why)}"[:MAX_MESSAGE] if why else ""
+        return f": {self.redact.game(why)}"[:MAX_MESSAGE] if why else ""
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
