@@ -38,7 +38,11 @@ from godot_mcp.godot.game import (
     wait_for_line,
     wait_until,
 )
-from godot_mcp.godot.process.locate import headless_availability, windowed_availability
+from godot_mcp.godot.process.locate import (
+    GodotInstall,
+    headless_availability,
+    windowed_availability,
+)
 from godot_mcp.godot.project.facts import refuse_csharp
 from godot_mcp.godot.project.imported import refuse_never_imported
 from godot_mcp.runtime.context import Runtime
@@ -149,11 +153,6 @@ class GameService:
         why = self.availability(mode)
         if why != "available":
             raise Unavailable(why.removeprefix("unavailable: "))
-        points = await self.rt.disk(parse_breakpoints, self.rt.project, breakpoints)
-        warnings = await self.rt.disk(refuse_csharp, self.rt.project, self.rt.godot, mode, scene)
-        await self.rt.disk(refuse_never_imported, self.rt.project, self.rt.godot.major)
-        version = self.rt.godot.version_for(mode)
-        warnings += await self.rt.disk(project_file_warnings, self.rt.project, version)
         limit = self.rt.capacity.max_game_sessions
         if self.running() + self._starting >= limit:
             raise Unavailable(
@@ -163,6 +162,9 @@ class GameService:
         self._starting += 1  # a slot is held from here: concurrent starts cannot overshoot
         launch: DebugLaunch | None = None
         try:
+            points, warnings = await self.rt.disk(
+                _vetted, self.rt.project, self.rt.godot, mode, scene, breakpoints
+            )
             if debug:
                 assert self._tg is not None, "start_service() first"
                 install = self.rt.godot
@@ -386,3 +388,14 @@ class GameService:
         finally:
             with anyio.CancelScope(shield=True):
                 await self.rt.disk(shutil.rmtree, self.scratch, True)
+
+
+def _vetted(
+    project: Path, install: GodotInstall, mode: str, scene: str | None, breakpoints: Sequence[str]
+) -> tuple[dict[str, set[int]], list[str]]:
+    """A start's checks of the project, in one read of it (blocking): its breakpoints parsed,
+    a game that needs C# or a never-imported project refused; what the start warns of."""
+    points = parse_breakpoints(project, breakpoints)
+    warnings = refuse_csharp(project, install, mode, scene)
+    refuse_never_imported(project, install.major)
+    return points, warnings + project_file_warnings(project, install.version_for(mode))
