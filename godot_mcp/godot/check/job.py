@@ -207,12 +207,17 @@ def select(plan: tree.Plan, paths: Sequence[str] | None) -> list[str]:
     return ["res://" + c for c in scripts + others]
 
 
+def seen_files(plan: tree.Plan) -> list[str]:
+    """The plan's files Godot's file system sees (not hidden, not under a ``.gdignore``)."""
+    files = [e.rel for e in plan.entries if not e.is_dir]
+    ignored = {os.path.dirname(rel) for rel in files if os.path.basename(rel) == ".gdignore"}
+    return [rel for rel in files if _unseen(rel, ignored) is None]
+
+
 def csharp_file(plan: tree.Plan) -> str:
     """The file a C# project's problem is reported on: its first ``.cs`` file Godot sees, else
     its first ``.csproj``, else ``project.godot``."""
-    files = [e.rel for e in plan.entries if not e.is_dir]
-    ignored = {os.path.dirname(rel) for rel in files if os.path.basename(rel) == ".gdignore"}
-    seen = [rel for rel in files if _unseen(rel, ignored) is None]
+    seen = seen_files(plan)
     found = first_csharp(seen)
     if found is not None:
         return found
@@ -536,7 +541,7 @@ class Check:
         if self.dotnet is False and self.facts.dotnet:
             reached = reach.walk(plan.root, files)
             self.csharp_only = reached.reaching(p for p in reached.by if _suffix(p) == ".cs")
-            fit = csharp_fit(plan.root)
+            fit = csharp_fit(plan.root, seen=seen_files(plan))
             if fit.needed is not None:
                 self.csharp = csharp_file(plan)
             else:

@@ -128,12 +128,16 @@ class CsharpFit:
     files: list[str]
 
 
-def csharp_fit(project: Path, scene: str | None = None) -> CsharpFit:
+def csharp_fit(
+    project: Path, scene: str | None = None, seen: Iterable[str] | None = None
+) -> CsharpFit:
     """Whether the game (started on ``scene``, else the main scene) needs C#, and the
-    project's C# files (blocking: reads what the game loads, bounded by ``reach``)."""
+    project's C# files among ``seen`` (the files Godot's file system sees, project-relative;
+    default: listed here). Blocking: reads what the game loads, bounded by ``reach``."""
     reached = reach.walk(project, game_roots(project, scene))
     needed = next((p for p in reached.by if p.lower().endswith(".cs")), None)
-    files = sorted(r for r in visible_files(project, MAX_FILES) if r.lower().endswith(".cs"))
+    listed = visible_files(project, MAX_FILES) if seen is None else seen
+    files = sorted(r for r in listed if r.lower().endswith(".cs"))
     shown = None if needed is None else printable(needed)
     return CsharpFit(shown, [printable("res://" + f) for f in files])
 
