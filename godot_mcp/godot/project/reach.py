@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from godot_mcp.godot.project.files import visible_files
+from godot_mcp.godot.project import uids
 from godot_mcp.godot.project.presets import ConfigSyntaxError, Section, resource_sections
 from godot_mcp.godot.project.tree import read_below
 
@@ -73,8 +73,6 @@ _GDSCRIPT = re.compile(
     r'|\b(?:preload\s*\(\s*|extends\s+)(?P<quote>["\'])(?P<path>[^"\'\\\n]{1,4096})(?P=quote)',
     re.S,
 )
-_UID = re.compile(r"^uid://[a-z0-9]{1,16}$")
-_UID_HEADER = re.compile(rb'^\[gd_(?:scene|resource)\b[^\]\n]*\buid="(uid://[a-z0-9]{1,16})"')
 
 
 @dataclass
@@ -122,7 +120,7 @@ def walk(project: Path, roots: Iterable[str]) -> Reached:
         if path is not None and path not in reached.by:
             reached.by[path] = None
             queue.append(path)
-    uids = _Uids(Path(root))
+    known = _Uids(Path(root))
     files = budget = 0
     while queue:
         path = queue.popleft()
@@ -144,7 +142,7 @@ def walk(project: Path, roots: Iterable[str]) -> Reached:
         names = reached.names.setdefault(path, [])
         for named in references(path, data or b""):
             if named.startswith("uid://"):
-                found = uids.path(named)
+                found = known.path(named)
                 if found is None:
                     continue
                 named = found
@@ -244,28 +242,15 @@ def _relative(path: str) -> str | None:
 
 
 class _Uids:
-    """The project's uids, read once when a walk first meets one: each text scene's or
-    resource's header and each ``.uid`` file beside a script (first bytes only)."""
+    """The project's uids (``uids.index``), read once when a walk first meets one."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._paths: dict[str, str] | None = None
 
     def path(self, uid: str) -> str | None:
-        if not _UID.match(uid):
+        if not uids.UID.match(uid):
             return None
         if self._paths is None:
-            self._paths = dict(self._read())
+            self._paths = uids.index(self.root)
         return self._paths.get(uid)
-
-    def _read(self) -> Iterator[tuple[str, str]]:
-        for rel in visible_files(self.root):
-            if rel.endswith(".uid"):
-                head = read_below(self.root, rel.split("/"), 64) or b""
-                uid = head.strip().decode("ascii", "replace")
-                if _UID.match(uid):
-                    yield uid, "res://" + rel[: -len(".uid")]
-            elif posixpath.splitext(rel)[1] in (".tscn", ".tres"):
-                match = _UID_HEADER.match(read_below(self.root, rel.split("/"), 1024) or b"")
-                if match:
-                    yield match.group(1).decode(), "res://" + rel

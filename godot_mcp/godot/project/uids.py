@@ -11,25 +11,24 @@ not needed (a fresh clone has none).
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path
 
 from godot_mcp.godot.project.files import visible_files
+from godot_mcp.godot.project.tree import read_below
 
-__all__ = ["MAX_FILES", "resolve", "scene_path"]
+__all__ = ["MAX_FILES", "UID", "index", "resolve", "scene_path"]
 
 MAX_FILES = 20_000  # files looked at (scenes or not) before giving up
-_UID = re.compile(r"^uid://[a-z0-9]{1,16}$")
-_HEADER = re.compile(rb'^\[gd_scene\b[^\]\n]*\buid="(uid://[a-z0-9]{1,16})"')
+UID = re.compile(r"^uid://[a-z0-9]{1,16}$")
+_HEADER = re.compile(rb'^\[gd_(?:scene|resource)\b[^\]\n]*\buid="(uid://[a-z0-9]{1,16})"')
 
 
 def scene_path(project: Path, value: str) -> str:
     """``value`` (a ``run/main_scene``) as the ``res://`` path the engine resolves: a uid this
     project's scenes name, or a path relative to the project (Godot 3 accepts
     ``run/main_scene="pong.tscn"`` and loads ``res://pong.tscn``); else ``value`` unchanged."""
-    if _UID.match(value):
+    if UID.match(value):
         return resolve(project, value) or value
     if "://" in value or value.startswith("/"):
         return value
@@ -40,25 +39,24 @@ def scene_path(project: Path, value: str) -> str:
 
 
 def resolve(project: Path, uid: str) -> str | None:
-    """The ``res://`` path of the text scene whose header names ``uid``, or None."""
+    """The ``res://`` path the project names ``uid`` for, or None."""
+    return index(project).get(uid) if UID.match(uid) else None
+
+
+def index(project: Path) -> dict[str, str]:
+    """Every uid the project names, with its ``res://`` path: each text scene's or resource's
+    header and each ``.uid`` file beside a script (first bytes only; links judged as
+    ``tree.read_below`` does), where Godot's file system looks, at most ``MAX_FILES`` files."""
+    found: dict[str, str] = {}
     for rel in visible_files(project, MAX_FILES):
-        if rel.endswith(".tscn") and _first_line_uid(project / rel) == uid:
-            return "res://" + rel
-    return None
-
-
-def _first_line_uid(path: Path) -> str | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        head = os.read(fd, 1024)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    match = _HEADER.match(head)
-    return match.group(1).decode() if match else None
+        if rel.endswith(".uid"):
+            uid = (
+                (read_below(project, rel.split("/"), 64) or b"").strip().decode("ascii", "replace")
+            )
+            if UID.match(uid):
+                found.setdefault(uid, "res://" + rel[: -len(".uid")])
+        elif rel.endswith((".tscn", ".tres")):
+            match = _HEADER.match(read_below(project, rel.split("/"), 1024) or b"")
+            if match:
+                found.setdefault(match.group(1).decode(), "res://" + rel)
+    return found
