@@ -120,19 +120,6 @@ def outside_res(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-def _non_finite(word: str) -> dict[str, str]:
-    """``NaN``, ``Infinity`` or ``-Infinity`` in a game's line (no JSON number, though
-    Python's reader takes them), as a Godot value says it; the bridges send
-    ``{"type": "float", "value": ...}`` themselves."""
-    return {"type": "float", "value": {"NaN": "nan", "Infinity": "inf"}.get(word, "-inf")}
-
-
-def _float(text: str) -> float | dict[str, str]:
-    """A number of a game's line: ``1e400`` is no finite float either."""
-    value = float(text)
-    return value if math.isfinite(value) else _non_finite("Infinity" if value > 0 else "-Infinity")
-
-
 class BridgeClosed(GameFailed):
     """The game closed the connection (or sent something that is not a JSON object); the
     session answers with why the game ended instead (``GameSession._race``)."""
@@ -161,7 +148,9 @@ class BridgeConnection:
         try:
             # Godot 3 writes a string's control characters raw (a node named "a\x01b"):
             # read them as they are rather than losing the game for one name.
-            message = json.loads(line, strict=False, parse_constant=_non_finite, parse_float=_float)
+            # NaN, Infinity and 1e400 read as floats: a value answers them as a Godot float
+            # (edge.outcomes.clean); a protocol field checks its numbers are finite.
+            message = json.loads(line, strict=False)
         except (ValueError, RecursionError) as exc:  # a value nested past what Python reads
             raise BridgeClosed("the game sent a line that is not JSON") from exc
         if not isinstance(message, dict):
