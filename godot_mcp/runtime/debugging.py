@@ -19,7 +19,6 @@ import anyio.abc
 from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.godot.debug import Break, Debugger, DebugListener
 from godot_mcp.godot.game import GameSession
-from godot_mcp.godot.process.redact import printable
 
 __all__ = ["MAX_BREAKPOINTS", "DebugLaunch", "parse_breakpoints", "project_script"]
 
@@ -119,7 +118,7 @@ class DebugLaunch:
             top = brk.stack[0] if brk.stack else None
             function = f"{top.function}: " if top else ""
             source = (top.path, top.line) if top else None
-            line = printable(f"SCRIPT ERROR: {function}{brk.error}")
+            line = f"SCRIPT ERROR: {function}{brk.error}"
             game.log.note("stderr", "error", line, source)  # the log scrubs it
 
     async def _read(self, game: GameSession, debugger: Debugger) -> None:

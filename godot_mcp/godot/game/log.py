@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from godot_mcp.godot.process import engine_lines
+from godot_mcp.godot.process.redact import printable
 
 __all__ = ["LEVELS", "MAX_LINE", "Entry", "GameLog", "Page", "decode_cursor", "encode_cursor"]
 
@@ -146,7 +147,7 @@ class GameLog:
         self._partial[stream] = rest
 
     def _line(self, stream: str, raw: bytes) -> None:
-        text = engine_lines.without_escapes(raw.decode("utf-8", "replace")).rstrip("\r")
+        text = printable(raw.decode("utf-8", "replace"))  # the game's text: no escapes, no \r
         if not text.strip():
             return
         if self.take is not None and self.take(stream, text, self.next_seq):
@@ -182,9 +183,10 @@ class GameLog:
 
     def note(self, stream: str, level: str, text: str, source: tuple[str, int] | None) -> None:
         """Add a line the server writes for the game (a debugger's error that the engine
-        did not print), scrubbed and bounded as every line."""
+        did not print), printable, scrubbed and bounded as every line."""
         with self.lock:
-            self._append(Entry(self.next_seq, stream, level, self.scrub(text[:MAX_LINE]), source))
+            shown = self.scrub(printable(text)[:MAX_LINE])
+            self._append(Entry(self.next_seq, stream, level, shown, source))
             self._last[stream] = None
 
     def _fold(self, entry: Entry, text: str) -> bool:

@@ -187,7 +187,7 @@ class GameSession:
         # The marks of the calls in flight: each names its call's span and its end of it.
         self._marks: dict[str, tuple[list[int | None], int]] = {}
         self._retired: dict[str, None] = {}  # the last marks used: a late line is hidden too
-        self.log = GameLog(scrub.game, take=self._take_mark)
+        self.log = GameLog(scrub, take=self._take_mark)
         self._pumps = [
             _pump(self.log, name, pipe)
             for name, pipe in (("stdout", child.stdout), ("stderr", child.stderr))
