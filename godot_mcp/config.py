@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import platformdirs
 
@@ -160,12 +161,11 @@ def parse_toolsets(raw: str | None, source: str = "--toolsets") -> frozenset[Too
         if name == "all":
             chosen.update(TOOLSETS)
             continue
-        known = next((t for t in TOOLSETS if t == name), None)
-        if known is None:
+        if name not in TOOLSETS:
             raise ConfigError(
                 f"{source}: unknown toolset {name[:40]!r} (known: all, {', '.join(TOOLSETS)})"
             )
-        chosen.add(known)
+        chosen.add(cast(Toolset, name))
     return frozenset(chosen)
 
 
