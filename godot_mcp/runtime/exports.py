@@ -66,9 +66,8 @@ class ExportView:
     error: str | None
     log_tail: str | None
     platform: str | None = None  # a platform export's platform (PLATFORMS)
-    warnings: tuple[
-        str, ...
-    ] = ()  # its copy was imported first (docs/godot.md, Import), C#, a newer engine
+    # its copy was imported first (docs/godot.md, Import), C#, a newer engine
+    warnings: tuple[str, ...] = ()
 
 
 def _view(

@@ -198,11 +198,15 @@ class TestService(HeadlessWork):
         left = max(1.0, deadline - time.monotonic())
         try:
             await import_copy(self.rt, copy, work, imported, always=True, limit=left)
-        except (ImportTimeout, ImportFailed) as exc:  # the import's own, said as the run's step
-            if isinstance(exc, ImportTimeout):
-                step = "importing the project's copy took all of timeout_seconds"
-            else:
-                step = "the project's copy could not be imported"
-            exc.message = f"{step}: {exc.message}"
-            exc.details["log_tail"] = []
+        except ImportTimeout as exc:  # the import's own words, said as the run's step
+            _said_as_step(exc, "importing the project's copy took all of timeout_seconds")
             raise
+        except ImportFailed as exc:
+            _said_as_step(exc, "the project's copy could not be imported")
+            raise
+
+
+def _said_as_step(exc: GodotMcpError, step: str) -> None:
+    exc.message = f"{step}: {exc.message}"
+    exc.args = (exc.message,)
+    exc.details["log_tail"] = []
