@@ -40,7 +40,7 @@ from godot_mcp.edge.outcomes import tool_result
 from godot_mcp.edge.spec import REFUSAL_SCHEMA
 
 if TYPE_CHECKING:
-    from godot_mcp.edge.deps import ToolCall
+    pass
 
 T = TypeVar("T")
 STDIO_FRAMING = len(b"\n")  # a message is one line
@@ -139,11 +139,6 @@ class Budget:
         self.request_id: str | int = ASSUMED_ID if request_id is None else request_id
         self.framing = framing or Framing()
         self.room = limit  # what the message may take as sent
-
-    @classmethod
-    def of(cls, call: ToolCall) -> Budget:
-        """The budget of a tool call: the one the server made for its request."""
-        return call.budget
 
     # -- measuring -----------------------------------------------------------------------
 

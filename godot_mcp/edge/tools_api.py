@@ -24,7 +24,7 @@ async def project_api(call: ToolCall) -> types.CallToolResult:
         truncated = any(len(kept[kind]) < len(names) for kind, names in members.items())
         return tool_result({"outcome": "ok", **answer, "members": kept, "truncated": truncated})
 
-    return _fit(members, build, Budget.of(call))
+    return _fit(members, build, call.budget)
 
 
 def _fit(

@@ -7,7 +7,6 @@ from typing import Any
 
 from mcp import types
 
-from godot_mcp.edge.budget import Budget
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.outcomes import ok
 from godot_mcp.edge.progress import Status
@@ -48,7 +47,7 @@ async def project_check(call: ToolCall) -> types.CallToolResult:
             **fields,
         )
 
-    result, _ = Budget.of(call).fit_list(errors, build)
+    result, _ = call.budget.fit_list(errors, build)
     return result
 
 

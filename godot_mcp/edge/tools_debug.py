@@ -127,7 +127,7 @@ async def state(call: ToolCall) -> types.CallToolResult:
     if brk is None and a["wait_seconds"] > 0:
         brk = await debugger.wait_stopped(a["wait_seconds"])
     managed.debugger()  # lost while waiting: said as such
-    return _state(brk, managed.game.scrub, Budget.of(call))
+    return _state(brk, managed.game.scrub, call.budget)
 
 
 async def variables(call: ToolCall) -> types.CallToolResult:
@@ -177,7 +177,7 @@ async def control(call: ToolCall) -> types.CallToolResult:
     if brk is None:
         seconds = f"{a['timeout_seconds']:g}"
         raise Timeout(f"the game did not stop within {seconds} s", state="running")
-    return _state(brk, managed.game.scrub, Budget.of(call))
+    return _state(brk, managed.game.scrub, call.budget)
 
 
 async def profile(call: ToolCall) -> types.CallToolResult:
@@ -202,7 +202,7 @@ async def profile(call: ToolCall) -> types.CallToolResult:
         truncated = len(kept) < len(got.functions)
         return ok(frames=got.frames, functions=list(kept), dropped=got.dropped, truncated=truncated)
 
-    result, _ = Budget.of(call).fit_list(rows, build)
+    result, _ = call.budget.fit_list(rows, build)
     return result
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp import types
 
-from godot_mcp.edge.budget import Budget, fit_text
+from godot_mcp.edge.budget import fit_text
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
@@ -81,7 +81,7 @@ async def export_status(call: ToolCall) -> types.CallToolResult:
     links: list[types.ContentBlock] = [resource_link(o) for o in view.outputs]
     export = describe(view)
     result = ok(links, export=export)
-    budget = Budget.of(call)
+    budget = call.budget
     if "log_tail" in export and not budget.fits(result):  # its last lines, as many as fit
         without = ok(links, export={**export, "log_tail": ""})
         room = budget.room - budget.wire_size(without)

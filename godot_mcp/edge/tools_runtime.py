@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from mcp import types
 
-from godot_mcp.edge.budget import Budget, cost, fit_text, marker
+from godot_mcp.edge.budget import cost, fit_text, marker
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok
@@ -287,7 +287,7 @@ TOOLS = [
 
 async def log_read(call: ToolCall) -> types.CallToolResult:
     a = call.args
-    budget = Budget.of(call)
+    budget = call.budget
 
     def answer(lines: list[Any], next_seq: int, dropped: int, state: str) -> types.CallToolResult:
         return ok(lines=lines, next_cursor=encode_cursor(next_seq), dropped=dropped, state=state)
@@ -481,7 +481,7 @@ async def scene_tree(call: ToolCall) -> types.CallToolResult:
             current_scene=tree.current_scene,
         )
 
-    result, _ = Budget.of(call).fit_list(found, build)
+    result, _ = call.budget.fit_list(found, build)
     return result
 
 
@@ -608,7 +608,7 @@ async def node_get(call: ToolCall) -> types.CallToolResult:
     a = call.args
     game = call.deps.games.game(call.caller, a["session_id"])
     read = await game.get(a["path"], a["properties"])
-    budget = Budget.of(call)
+    budget = call.budget
     # A value larger than a whole answer stands as a marker; the others shrink as a list.
     pairs = [(k, v if cost(v) < budget.room else marker(_size(v))) for k, v in read.values.items()]
 

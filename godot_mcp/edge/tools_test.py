@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp import types
 
-from godot_mcp.edge.budget import Budget, cost, fit_text
+from godot_mcp.edge.budget import cost, fit_text
 from godot_mcp.edge.deps import ServerDeps, ToolCall
 from godot_mcp.edge.describe import artifact_dict, resource_link
 from godot_mcp.edge.outcomes import ok, refusal
@@ -46,7 +46,7 @@ def last_lines(lines: Sequence[str], room: int) -> list[str]:
 async def project_test(call: ToolCall) -> types.CallToolResult:
     status = Status(call, "starting Godot")
     a = call.args
-    budget = Budget.of(call)
+    budget = call.budget
     try:
         outcome: TestOutcome = await status.around(
             lambda: call.deps.tests.run(
