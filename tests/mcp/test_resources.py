@@ -10,45 +10,12 @@ import pytest
 from mcp import MCPError
 
 from tests.mcp.conftest import Connect
+from tests.mcp.test_toolsets import CORE, MEMBERS
 from tests.support.producer import payload
 
 pytestmark = pytest.mark.anyio
 MAX = 512 * 1024
-SHIPPED = {
-    "server.profile",
-    "project.info",
-    "project.reload",
-    "artifacts.read",
-    "runtime.session.start",
-    "runtime.session.list",
-    "runtime.session.stop",
-    "runtime.screenshot.capture",
-    "runtime.recording.capture",
-    "project.export",
-    "project.export.status",
-    "project.export.cancel",
-    "runtime.log.read",
-    "runtime.log.capture",
-    "runtime.input.send",
-    "runtime.scene.tree",
-    "runtime.time.control",
-    "runtime.node.get",
-    "runtime.node.set",
-    "runtime.node.call",
-    "runtime.wait",
-    "runtime.perf.read",
-    "project.check",
-    "project.api",
-    "project.import",
-    "project.test",
-    "runtime.debug.breakpoints",
-    "runtime.debug.state",
-    "runtime.debug.variables",
-    "runtime.debug.evaluate",
-    "runtime.debug.control",
-    "runtime.profile.capture",
-    "runtime.scripts.reload",
-}
+SHIPPED = CORE.union(*MEMBERS.values())  # every tool, each in its toolset
 
 
 async def produce(client, size: int, seed: int) -> dict:

@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,15 +124,8 @@ def editor(argv: list[str]) -> int:
     project = Path(argv[argv.index("--path") + 1])
     folder = project / ".import"
     folder.mkdir(exist_ok=True)
-    for path in sorted(project.rglob("*")):
-        rel = path.relative_to(project).as_posix()
-        if rel.startswith(".") or path.suffix not in IMPORTED or not path.is_file():
-            continue
-        digest = hashlib.md5(("res://" + rel).encode(), usedforsecurity=False).hexdigest()
-        stem = f"{path.name}-{digest}"
-        source_md5 = hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest()
-        (folder / f"{stem}.stex").write_bytes(b"GDST" + path.read_bytes())
-        (folder / f"{stem}.md5").write_text(f'source_md5="{source_md5}"\n')
+    for path, rel, _digest, stem in _imported(project):
+        _write_imported(folder / f"{stem}.stex", b"GDST", path)
         path.with_name(path.name + ".import").write_text(
             '[remap]\n\nimporter="texture"\ntype="StreamTexture"\n'
             f'path="res://.import/{stem}.stex"\n\n[deps]\n\n'
@@ -140,6 +134,25 @@ def editor(argv: list[str]) -> int:
         print(f"imported res://{rel}", flush=True)
     while True:
         time.sleep(1)
+
+
+def _imported(project: Path) -> Iterator[tuple[Path, str, str, str]]:
+    """Each file the engines import: its path, ``rel``, the md5 of its ``res://`` path and
+    the stem of its imported file, as the editors name them."""
+    for path in sorted(project.rglob("*")):
+        rel = path.relative_to(project).as_posix()
+        if rel.startswith(".") or path.suffix not in IMPORTED or not path.is_file():
+            continue
+        digest = hashlib.md5(("res://" + rel).encode(), usedforsecurity=False).hexdigest()
+        yield path, rel, digest, f"{path.name}-{digest}"
+
+
+def _write_imported(imported: Path, magic: bytes, source: Path) -> None:
+    """The imported file (``magic`` then the source's bytes) and its ``.md5`` record."""
+    data = source.read_bytes()
+    imported.write_bytes(magic + data)
+    source_md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
+    imported.with_suffix(".md5").write_text(f'source_md5="{source_md5}"\n')
 
 
 def doctool(argv: list[str]) -> int:
@@ -705,15 +718,8 @@ def import4(argv: list[str]) -> int:
     project = Path(argv[argv.index("--path") + 1])
     folder = project / ".godot" / "imported"
     folder.mkdir(parents=True, exist_ok=True)
-    for path in sorted(project.rglob("*")):
-        rel = path.relative_to(project).as_posix()
-        if rel.startswith(".") or path.suffix not in IMPORTED or not path.is_file():
-            continue
-        digest = hashlib.md5(("res://" + rel).encode(), usedforsecurity=False).hexdigest()
-        stem = f"{path.name}-{digest}"
-        source_md5 = hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest()
-        (folder / f"{stem}.ctex").write_bytes(b"GST2" + path.read_bytes())
-        (folder / f"{stem}.md5").write_text(f'source_md5="{source_md5}"\n')
+    for path, rel, digest, stem in _imported(project):
+        _write_imported(folder / f"{stem}.ctex", b"GST2", path)
         dest = f"res://.godot/imported/{stem}.ctex"
         path.with_name(path.name + ".import").write_text(
             '[remap]\n\nimporter="texture"\ntype="CompressedTexture2D"\n'
