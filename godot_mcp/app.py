@@ -18,21 +18,45 @@ import anyio
 from mcp.server import Server
 
 from godot_mcp.config import Settings
-from godot_mcp.edge.deps import ServerDeps, Transport
-from godot_mcp.edge.disclosure import Disclosure
-from godot_mcp.edge.server import build_server
-from godot_mcp.edge.spec import Tool
-from godot_mcp.godot.process.locate import locate_godot
-from godot_mcp.godot.process.redact import private_roots
+from godot_mcp.engine.process.locate import locate_godot
+from godot_mcp.engine.process.redact import private_roots
+from godot_mcp.features.api import tools as api_tools
+from godot_mcp.features.check import tools as check_tools
+from godot_mcp.features.core import tools as core_tools
+from godot_mcp.features.debug import tools as debug_tools
+from godot_mcp.features.export import tools as export_tools
+from godot_mcp.features.game import tools as game_tools
+from godot_mcp.features.game import tools_perf as perf_tools
+from godot_mcp.features.importer import tools as import_tools
+from godot_mcp.features.services import ServerDeps, close_services, session_ended
+from godot_mcp.features.testrun import tools as test_tools
+from godot_mcp.mcp.deps import Transport
+from godot_mcp.mcp.disclosure import Disclosure
+from godot_mcp.mcp.server import build_server, preview_budget
+from godot_mcp.mcp.spec import Tool
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.heartbeat import keep_beating
 from godot_mcp.runtime.releases import Releases
-from godot_mcp.services import close_services, session_ended
 from godot_mcp.store.ids import new_id
 from godot_mcp.store.reconcile import reconcile
 from godot_mcp.store.store import ArtifactStore, release_launch
 
 log = logging.getLogger(__name__)
+
+
+def shipped_tools() -> list[Tool]:
+    """Every tool the shipped server offers: each feature's, registered here."""
+    return [
+        *core_tools.TOOLS,
+        *game_tools.TOOLS,
+        *perf_tools.TOOLS,
+        *debug_tools.TOOLS,
+        *export_tools.TOOLS,
+        *check_tools.TOOLS,
+        *import_tools.TOOLS,
+        *test_tools.TOOLS,
+        *api_tools.TOOLS,
+    ]
 
 
 @dataclass
@@ -55,11 +79,11 @@ async def open_app(
     extra_tools: Sequence[Tool] = (),
 ) -> AsyncIterator[App]:
     """Open the store, reconcile it, start services, build the server; clean up on exit."""
-    from godot_mcp.runtime.api import ApiService
-    from godot_mcp.runtime.checks import CheckService
-    from godot_mcp.runtime.exports import ExportService
-    from godot_mcp.runtime.games import GameService
-    from godot_mcp.runtime.testing import TestService
+    from godot_mcp.features.api.service import ApiService
+    from godot_mcp.features.check.service import CheckService
+    from godot_mcp.features.export.service import ExportService
+    from godot_mcp.features.game.service import GameService
+    from godot_mcp.features.testrun.service import TestService
 
     # Opening the store migrates its database, and locating Godot runs `--version`: both
     # block, so both run on worker threads, as everything the server does on the store.
@@ -97,8 +121,8 @@ async def open_app(
             disclosure=Disclosure.of(transport, settings.allow_runtime_writes),
             games=games,
             exports=exports,
-            checks=CheckService(runtime, exports),
-            tests=TestService(runtime, exports),
+            checks=CheckService(runtime),
+            tests=TestService(runtime),
             api=ApiService(runtime),
             names=settings.tool_names,
             toolsets=settings.toolsets,
@@ -111,7 +135,9 @@ async def open_app(
                 if store.shared_database:
                     tg.start_soon(keep_beating, runtime)
                 try:
-                    yield App(build_server(deps, extra_tools), deps)
+                    server = build_server(deps, [*shipped_tools(), *extra_tools])
+                    games.preview_budget = preview_budget(server, settings.limits.max_output_bytes)
+                    yield App(server, deps)
                 finally:
                     tg.cancel_scope.cancel()
         finally:

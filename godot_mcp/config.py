@@ -17,8 +17,8 @@ from typing import cast
 
 import platformdirs
 
-from godot_mcp.edge.spec import TOOLSETS, NameStyle, Toolset
 from godot_mcp.errors import ConfigError
+from godot_mcp.mcp.spec import TOOLSETS, NameStyle, Toolset
 from godot_mcp.runtime.context import Capacity
 from godot_mcp.store.db import backend
 from godot_mcp.store.values import Limits

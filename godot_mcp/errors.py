@@ -7,63 +7,63 @@ column below. A feature's own class sets the words a client reads where it is ra
 one function of the feature); no handler catches one to say it again as another. The whole
 tree, each class with its module (under ``godot_mcp``; none: this one)::
 
-    GodotMcpError                                               outcome
-    ├── ConfigError                                             (CLI: exit status 2)
-    ├── InvalidArgument                                         invalid_argument
-    │   ├── TemplateRefused     godot.export.templates          a template that is none
-    │   ├── PresetsError        godot.project.presets           export_presets.cfg refused
-    │   │   ├── PresetsMissing  godot.project.presets
-    │   │   ├── PresetsInvalid  godot.project.presets
-    │   │   └── UnknownPreset   godot.project.presets
-    │   ├── ConfigSyntaxError   godot.project.presets           ConfigFile text (a ValueError too)
-    │   ├── TreeError           godot.project.tree              the project's files refused
-    │   │   ├── LinkOutside     godot.project.tree
-    │   │   ├── LinkLoop        godot.project.tree
-    │   │   ├── TooManyEntries  godot.project.tree
-    │   │   └── TreeChanged     godot.project.tree
-    │   ├── BadTestPath         godot.testrun.selection
-    │   ├── BadPaths            godot.check.job                 (a CheckError)
-    │   ├── GameInvalid         godot.game.errors               (a GameError)
-    │   ├── EvaluationFailed    godot.debug.session             the engine's words on it
-    │   └── NoSelf              godot.debug.session             a frame with no self
-    ├── NotFound                                                not_found
-    │   └── GameNotFound        godot.game.errors               (a GameError)
-    ├── PermissionDenied                                        permission_denied (HTTP: not_found)
-    │   └── NotYours                                            another caller's thing
-    ├── OutOfRange                                              out_of_range (HTTP: not_found)
-    ├── TooLarge                                                too_large
-    ├── Unavailable                                             unavailable
-    │   ├── DatabaseUnavailable                                 the store's database (PostgreSQL)
-    │   ├── DatabaseBusy                                        it answered; try again
-    │   ├── BlobStoreUnavailable                                the store's bucket (S3)
-    │   ├── StaleMark           store.blobs                     written again while read
-    │   ├── NeverImported       godot.project.imported
-    │   ├── GameUnavailable     godot.game.errors               (a GameError)
-    │   ├── NotStopped          godot.debug.session             no break to answer from
-    │   │   └── DebuggerLost    godot.debug.session             the debugger connection ended
-    │   └── AtBreak             godot.debug.session             stopped where it must run
-    ├── Timeout                                                 timeout
-    │   ├── ImportTimeout       godot.importer.job
-    │   ├── TestRunTimeout      godot.testrun.job
-    │   ├── CheckTimeout        godot.check.job                 (a CheckError)
-    │   └── GameTimeout         godot.game.errors               (a GameError)
-    ├── Failed                                                  failed
-    │   ├── IntegrityError                                      bytes differ from the promise
-    │   ├── StorageError                                        a write or fsync failed
-    │   │   └── BlobStoreRefused                                the store's bucket refused it
-    │   ├── Malformed                                           a game's reply or message
-    │   ├── CannotStart         godot.process.run
-    │   ├── ExportError         godot.export.job
-    │   │   └── ExportSetupError  godot.export.job
-    │   ├── OutputInvalid       godot.export.verify
-    │   ├── ImportFailed        godot.importer.job
-    │   ├── TestRunFailed       godot.testrun.job
-    │   ├── ReportRefused       godot.testrun.junit
-    │   ├── CheckFailed         godot.check.job                 (a CheckError)
-    │   └── GameFailed          godot.game.errors               (a GameError)
-    │       └── BridgeClosed    godot.game.bridge
-    ├── GameError               godot.game.errors               each one's class above
-    └── CheckError              godot.check.job                 each one's class above
+    GodotMcpError                                             outcome
+    ├── ConfigError                                           (CLI: exit status 2)
+    ├── InvalidArgument                                       invalid_argument
+    │   ├── TemplateRefused       features.export.templates   a template that is none
+    │   ├── PresetsError          engine.project.presets      export_presets.cfg refused
+    │   │   ├── PresetsMissing    engine.project.presets
+    │   │   ├── PresetsInvalid    engine.project.presets
+    │   │   └── UnknownPreset     engine.project.presets
+    │   ├── ConfigSyntaxError     engine.project.presets      ConfigFile text (a ValueError too)
+    │   ├── TreeError             engine.project.tree         the project's files refused
+    │   │   ├── LinkOutside       engine.project.tree
+    │   │   ├── LinkLoop          engine.project.tree
+    │   │   ├── TooManyEntries    engine.project.tree
+    │   │   └── TreeChanged       engine.project.tree
+    │   ├── BadTestPath           features.testrun.selection
+    │   ├── BadPaths              features.check.job          (a CheckError)
+    │   ├── GameInvalid           features.game.errors        (a GameError)
+    │   ├── EvaluationFailed      engine.debugger.session     the engine's words on it
+    │   └── NoSelf                engine.debugger.session     a frame with no self
+    ├── NotFound                                              not_found
+    │   └── GameNotFound          features.game.errors        (a GameError)
+    ├── PermissionDenied                                      permission_denied (HTTP: not_found)
+    │   └── NotYours                                          another caller's thing
+    ├── OutOfRange                                            out_of_range (HTTP: not_found)
+    ├── TooLarge                                              too_large
+    ├── Unavailable                                           unavailable
+    │   ├── DatabaseUnavailable                               the store's database (PostgreSQL)
+    │   ├── DatabaseBusy                                      it answered; try again
+    │   ├── BlobStoreUnavailable                              the store's bucket (S3)
+    │   ├── StaleMark             store.blobs                 written again while read
+    │   ├── NeverImported         engine.project.imported
+    │   ├── GameUnavailable       features.game.errors        (a GameError)
+    │   ├── NotStopped            engine.debugger.session     no break to answer from
+    │   │   └── DebuggerLost      engine.debugger.session     the debugger connection ended
+    │   └── AtBreak               engine.debugger.session     stopped where it must run
+    ├── Timeout                                               timeout
+    │   ├── ImportTimeout         features.importer.job
+    │   ├── TestRunTimeout        features.testrun.job
+    │   ├── CheckTimeout          features.check.job          (a CheckError)
+    │   └── GameTimeout           features.game.errors        (a GameError)
+    ├── Failed                                                failed
+    │   ├── IntegrityError                                    bytes differ from the promise
+    │   ├── StorageError                                      a write or fsync failed
+    │   │   └── BlobStoreRefused                              the store's bucket refused it
+    │   ├── Malformed                                         a game's reply or message
+    │   ├── CannotStart           engine.process.run
+    │   ├── ExportError           features.export.job
+    │   │   └── ExportSetupError  features.export.job
+    │   ├── OutputInvalid         features.export.verify
+    │   ├── ImportFailed          features.importer.job
+    │   ├── TestRunFailed         features.testrun.job
+    │   ├── ReportRefused         features.testrun.junit
+    │   ├── CheckFailed           features.check.job          (a CheckError)
+    │   └── GameFailed            features.game.errors        (a GameError)
+    │       └── BridgeClosed      features.game.bridge
+    ├── GameError                 features.game.errors        each one's class above
+    └── CheckError                features.check.job          each one's class above
 
 Foreign failures (OSError, the database driver's, botocore's) become these at the boundary
 that meets them, by one table: ``godot_mcp.store.failures``.

@@ -24,10 +24,10 @@ PACKAGE = Path(godot_mcp.__file__).resolve().parent
 # words a client reads made there from them. Nothing else may stand outside the tree.
 NEVER_LEAVE = {
     # FloodGate.count raises it, Debugger.run (same module) catches it and says the loss.
-    "godot_mcp.godot.debug.session.Flooded",
+    "godot_mcp.engine.debugger.session.Flooded",
     # check_template's helpers raise these, check_template (same module) says TemplateRefused.
-    "godot_mcp.godot.export.templates._NotTemplate",
-    "godot_mcp.godot.export.templates._Private",
+    "godot_mcp.features.export.templates._NotTemplate",
+    "godot_mcp.features.export.templates._Private",
 }
 
 
@@ -144,8 +144,8 @@ def test_the_docstring_draws_the_whole_tree_as_it_is() -> None:
 
 
 def test_a_game_says_what_no_protocol_sends_with_one_class_on_every_channel() -> None:
-    from godot_mcp.godot.debug import variant
-    from godot_mcp.godot.game import protocol
+    from godot_mcp.engine.debugger import variant
+    from godot_mcp.features.game import protocol
 
     assert variant.Malformed is protocol.Malformed is errors.Malformed
     assert errors.Malformed.outcome == "failed"
@@ -220,19 +220,22 @@ def renames(source: str, namespace: dict[str, Any]) -> list[str]:
     return found
 
 
-def test_no_handler_of_the_edge_catches_a_typed_failure_to_raise_another() -> None:
+def test_no_tool_handler_catches_a_typed_failure_to_raise_another() -> None:
     wrong = []
-    for path in sorted((PACKAGE / "edge").glob("*.py")):
-        module = importlib.import_module(f"godot_mcp.edge.{path.stem}")
+    paths = [*(PACKAGE / "mcp").glob("*.py"), *(PACKAGE / "features").glob("*/tools*.py")]
+    assert len(paths) > 15
+    for path in sorted(paths):
+        rel = path.relative_to(PACKAGE)
+        module = importlib.import_module("godot_mcp." + ".".join(rel.with_suffix("").parts))
         for found in renames(path.read_text(), vars(module)):
-            wrong.append(f"edge/{path.name} {found}")
+            wrong.append(f"{rel} {found}")
     assert wrong == []
 
 
 def test_a_rename_is_found() -> None:
+    from godot_mcp.engine.debugger import NoSelf, NotStopped
     from godot_mcp.errors import InvalidArgument, Unavailable
-    from godot_mcp.godot.debug import NoSelf, NotStopped
-    from godot_mcp.godot.game import stopped_error
+    from godot_mcp.features.game import stopped_error
 
     def mapped(exc: NotStopped) -> Unavailable:
         return Unavailable(exc.message)

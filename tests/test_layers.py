@@ -1,37 +1,77 @@
-"""The layers of docs/architecture.md, read from the source: a lower layer never imports a
-higher one (anywhere in a module, functions included), the Godot layer is features over two
-floors, and no modules import each other in a circle at import time."""
+"""The layers of docs/architecture.md, read from the source (every import of a module,
+functions included), each rule with a case it must refuse:
+
+- a lower layer never imports a higher one (store, engine, runtime, mcp, features, then the
+  transports, the app and the commands);
+- the engine's floors stack: process, then project and the debugger protocol;
+- the features form a DAG (debug on game and check; check, export and testrun on importer);
+- inside a feature, tools stand on the service, the service on the engine modules: only tools
+  touch ``mcp/``, only services touch the store, and no engine module reaches up;
+- the typed object the tools are handed (``features/services.py``) is named by tools for
+  typing only;
+- no modules import each other in a circle at import time, and the wheel ships every package.
+"""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "godot_mcp"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "godot_mcp"
 # What each layer may import of the package, besides itself, errors.py and the migrations.
 ALLOWED = {
     "store": set(),
-    "godot": set(),
-    "runtime": {"store", "godot"},
-    "edge": {"store", "godot", "runtime"},
-    "transports": {"store", "godot", "runtime", "edge"},
+    "engine": set(),
+    "runtime": {"store", "engine"},
+    "mcp": {"store", "engine", "runtime"},
+    "features": {"store", "engine", "runtime", "mcp"},
+    "transports": {"store", "engine", "runtime", "mcp"},
 }
+FLOORS = {"process": set(), "project": {"process"}, "debugger": {"process"}}
+FEATURES = {
+    "core": set(),
+    "game": set(),
+    "debug": {"game", "check"},
+    "check": {"importer"},
+    "export": {"importer"},
+    "testrun": {"importer"},
+    "importer": set(),
+    "api": set(),
+}
+ASSEMBLY = "godot_mcp.features.services"  # the features' services, for the tools' types
+# A feature's modules that work on the store besides its service.py: the export's recovery
+# settles, in the store, the exports a killed server left behind.
+SERVICES = {"service", "recovery"}
+VALUES = "godot_mcp.store.values"  # the store's plain values (a caller, limits) go anywhere
 
 
 def _modules() -> dict[str, Path]:
     out = {}
     for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out[name] = path
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
 
 
-def _imports(path: Path, top_level_only: bool) -> set[str]:
+def _typing_only(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes under ``if TYPE_CHECKING:``."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            out |= {id(n) for b in node.body for n in ast.walk(b)}
+    return out
+
+
+def _imports(path: Path, top_level_only: bool = False, typing: bool = True) -> set[str]:
     tree = ast.parse(path.read_text())
     nodes = tree.body if top_level_only else list(ast.walk(tree))
+    skip = set() if typing else _typing_only(tree)
     found = set()
     for node in nodes:
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -40,78 +80,135 @@ def _imports(path: Path, top_level_only: bool) -> set[str]:
     return {n for n in found if n.startswith("godot_mcp")}
 
 
-def test_no_layer_imports_a_higher_one() -> None:
-    wrong = []
-    for name, path in _modules().items():
-        layer = name.split(".")[1] if "." in name else ""
-        if layer not in ALLOWED:
-            continue
-        for target in _imports(path, top_level_only=False):
-            parts = target.split(".")
-            other = parts[1] if len(parts) > 1 else ""
-            if other in ("", "errors", "schema", layer) or other in ALLOWED[layer]:
-                continue
-            wrong.append(f"{name} imports {target}")
-    assert wrong == []
+def _kind(parts: list[str]) -> str:
+    """A feature module's kind: ``tools``, ``service`` or ``engine`` (its engine modules)."""
+    name = parts[3] if len(parts) > 3 else "__init__"
+    if name.startswith("tools"):
+        return "tools"
+    return "service" if name in SERVICES else "engine"
 
 
-# The Godot layer: two floors, then features. A floor imports only itself and the floors
-# below it; a feature imports the floors and itself, never another feature.
-FLOORS = {"process": set(), "project": {"process"}}
-FEATURES = {"game", "export", "check", "api", "importer", "debug", "testrun"}
-
-
-def wrong_godot_import(module: str, target: str) -> str | None:
-    """Why ``module`` may not import ``target`` (both dotted names), or None."""
-    if not target.startswith("godot_mcp.godot."):
+def wrong_import(module: str, target: str, typing_only: bool = False) -> str | None:
+    """Why ``module`` may not import ``target`` (dotted names), or None."""
+    m, t = module.split("."), target.split(".")
+    own = m[1] if len(m) > 1 else ""
+    other = t[1] if len(t) > 1 else ""
+    if other in ("", "errors", "schema", own):
+        pass
+    elif own in ALLOWED and other not in ALLOWED[own]:
+        return f"the {own} layer imports {target}"
+    runs_it = not typing_only and module != ASSEMBLY
+    if target.startswith(ASSEMBLY) and own == "features" and runs_it:
+        return f"imports {ASSEMBLY} at run time (tools name it for typing only)"
+    floors = own == other == "engine" and len(m) > 2 and len(t) > 2 and m[2] in FLOORS
+    if floors and m[2] != t[2] and t[2] not in FLOORS[m[2]]:
+        return f"the engine's {m[2]} floor imports {target}"
+    if own != "features" or len(m) < 3 or m[2] not in FEATURES:
         return None
-    part = target.split(".")[2]
-    if not module.startswith("godot_mcp.godot."):  # the layers above see a feature's face
-        if part in FEATURES and len(target.split(".")) > 4:
-            return f"imports {target} past the face of godot.{part}"
+    kind = _kind(m)
+    if other == "mcp" and kind != "tools":
+        return f"a feature's {kind} imports {target} (only tools touch mcp/)"
+    if other == "store" and kind != "service" and not target.startswith(VALUES):
+        return f"a feature's {kind} imports {target} (only services touch the store)"
+    if other != "features" or len(t) < 3 or t[2] not in FEATURES:
         return None
-    own = module.split(".")[2]
-    if own in FLOORS and part != own and part not in FLOORS[own]:
-        return f"the {own} floor imports {target}"
-    if own in FEATURES and part in FEATURES and part != own:
-        return f"the feature {own} imports the feature {part} ({target})"
+    if t[2] != m[2] and t[2] not in FEATURES[m[2]]:
+        return f"the feature {m[2]} imports the feature {t[2]} ({target})"
+    rank = {"engine": 0, "service": 1, "tools": 2}
+    if t[2] == m[2] and rank[_kind(t)] > rank[kind]:
+        return f"a feature's {kind} imports its {_kind(t)} ({target})"
     return None
 
 
-def test_the_godot_layer_is_features_over_two_floors() -> None:
-    parts = {p.name for p in (PACKAGE / "godot").iterdir() if p.is_dir() and p.name[0] != "_"}
-    assert parts == set(FLOORS) | FEATURES
-    assert sorted(p.name for p in (PACKAGE / "godot").glob("*.py")) == ["__init__.py"]
+def test_every_import_keeps_to_the_layers() -> None:
     wrong = []
     for name, path in _modules().items():
-        for target in _imports(path, top_level_only=False):
-            if (why := wrong_godot_import(name, target)) is not None:
+        typed = _imports(path)
+        at_run_time = _imports(path, typing=False)
+        for target in sorted(typed):
+            if (why := wrong_import(name, target, target not in at_run_time)) is not None:
                 wrong.append(f"{name}: {why}")
     assert wrong == []
 
 
-def test_the_godot_rules_catch_a_wrong_import() -> None:
-    face = "godot_mcp.godot.game"
+def test_the_folders_are_the_layers() -> None:
+    top = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name[0] != "_"}
+    assert top == {*ALLOWED, "cli"}
+    engine = {p.name for p in (PACKAGE / "engine").iterdir() if p.is_dir() and p.name[0] != "_"}
+    assert engine == set(FLOORS)
+    features = PACKAGE / "features"
+    assert {p.name for p in features.iterdir() if p.is_dir() and p.name[0] != "_"} == set(FEATURES)
+    for name in FEATURES:  # each feature: its tools (and a service where it has one)
+        assert (features / name / "tools.py").is_file(), name
+
+
+def test_each_rule_refuses_a_wrong_import() -> None:
     cases = {
-        ("godot_mcp.godot.process.display", "godot_mcp.godot.game.errors.GameFailed"): (
-            "the process floor imports godot_mcp.godot.game.errors.GameFailed"
+        ("godot_mcp.store.store", "godot_mcp.runtime.context"): (
+            "the store layer imports godot_mcp.runtime.context"
         ),
-        ("godot_mcp.godot.process.run", "godot_mcp.godot.project.tree"): (
-            "the process floor imports godot_mcp.godot.project.tree"
+        ("godot_mcp.engine.project.tree", "godot_mcp.store.blobs"): (
+            "the engine layer imports godot_mcp.store.blobs"
         ),
-        ("godot_mcp.godot.check.job", "godot_mcp.godot.export.verify"): (
-            "the feature check imports the feature export (godot_mcp.godot.export.verify)"
+        ("godot_mcp.mcp.server", "godot_mcp.features.game.service"): (
+            "the mcp layer imports godot_mcp.features.game.service"
         ),
-        ("godot_mcp.runtime.games", "godot_mcp.godot.game.session.GameSession"): (
-            "imports godot_mcp.godot.game.session.GameSession past the face of godot.game"
+        ("godot_mcp.runtime.headless", "godot_mcp.features.export.service"): (
+            "the runtime layer imports godot_mcp.features.export.service"
         ),
-        ("godot_mcp.godot.project.facts", "godot_mcp.godot.process.locate"): None,
-        ("godot_mcp.godot.export.job", "godot_mcp.godot.project.tree"): None,
-        ("godot_mcp.runtime.games", f"{face}.GameSession"): None,
-        ("godot_mcp.runtime.games", "godot_mcp.godot.project.tree.plan"): None,
+        ("godot_mcp.features.game.tools", "godot_mcp.transports.http"): (
+            "the features layer imports godot_mcp.transports.http"
+        ),
+        ("godot_mcp.engine.process.run", "godot_mcp.engine.project.tree"): (
+            "the engine's process floor imports godot_mcp.engine.project.tree"
+        ),
+        ("godot_mcp.features.game.service", "godot_mcp.features.debug.tools"): (
+            "the feature game imports the feature debug (godot_mcp.features.debug.tools)"
+        ),
+        ("godot_mcp.features.importer.service", "godot_mcp.features.export.service"): (
+            "the feature importer imports the feature export (godot_mcp.features.export.service)"
+        ),
+        ("godot_mcp.features.game.service", "godot_mcp.mcp.budget"): (
+            "a feature's service imports godot_mcp.mcp.budget (only tools touch mcp/)"
+        ),
+        ("godot_mcp.features.game.tools", "godot_mcp.store.store"): (
+            "a feature's tools imports godot_mcp.store.store (only services touch the store)"
+        ),
+        ("godot_mcp.features.game.session", "godot_mcp.features.game.service"): (
+            "a feature's engine imports its service (godot_mcp.features.game.service)"
+        ),
+        ("godot_mcp.features.export.service", "godot_mcp.features.export.tools"): (
+            "a feature's service imports its tools (godot_mcp.features.export.tools)"
+        ),
+        ("godot_mcp.features.game.tools", ASSEMBLY): (
+            f"imports {ASSEMBLY} at run time (tools name it for typing only)"
+        ),
+        ("godot_mcp.features.game.tools", "godot_mcp.features.game.service"): None,
+        ("godot_mcp.features.debug.tools", "godot_mcp.features.game.tools"): None,
+        ("godot_mcp.features.export.service", "godot_mcp.features.importer.copies"): None,
+        ("godot_mcp.features.game.service", "godot_mcp.store.store"): None,
+        ("godot_mcp.engine.debugger.session", "godot_mcp.engine.process.redact"): None,
+        ("godot_mcp.app", "godot_mcp.features.game.tools"): None,
+        ("godot_mcp.app", ASSEMBLY): None,
     }
     for (module, target), why in cases.items():
-        assert wrong_godot_import(module, target) == why, (module, target)
+        assert wrong_import(module, target) == why, (module, target)
+    assert wrong_import("godot_mcp.features.game.tools", ASSEMBLY, typing_only=True) is None
+    assert wrong_import("godot_mcp.features.game.tools", f"{VALUES}.Caller") is None
+
+
+def test_the_features_form_a_dag() -> None:
+    seen: set[str] = set()
+
+    def visit(name: str, trail: tuple[str, ...]) -> None:
+        assert name not in trail, " -> ".join([*trail, name])
+        for dep in FEATURES[name]:
+            visit(dep, (*trail, name))
+        seen.add(name)
+
+    for name in FEATURES:
+        visit(name, ())
+    assert seen == set(FEATURES)
 
 
 def test_no_modules_import_each_other_in_a_circle() -> None:
@@ -132,3 +229,14 @@ def test_no_modules_import_each_other_in_a_circle() -> None:
                     seen.add(nxt)
                     stack.append((nxt, [*trail, nxt]))
     assert circles == []
+
+
+def test_the_wheel_lists_every_package() -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in PACKAGE.rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    listed = {p for p in declared["packages"] if not p.startswith("godot_mcp.schema")}
+    assert listed == found

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from godot_mcp.edge.server import shipped_tools
+from godot_mcp.app import shipped_tools
 from tools import make_tool_docs
 
 REGENERATE = "python tools/make_tool_docs.py"

@@ -19,8 +19,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 import godot_mcp
-from godot_mcp.edge.server import shipped_tools
-from godot_mcp.edge.spec import wire_name
+from godot_mcp.app import shipped_tools
+from godot_mcp.mcp.spec import wire_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -31,10 +31,10 @@ DIST = NAME.replace("-", "_")
 SOURCES = ("pyproject.toml", "README.md", "CHANGELOG.md", "MANIFEST.in", "godot_mcp", "schema")
 # Files other than Python that the installed server reads at run time.
 RUNTIME_DATA = {
-    "godot_mcp/godot/game/bridge3.gd",
-    "godot_mcp/godot/game/bridge4.gd",
-    "godot_mcp/godot/check/check3.gd",
-    "godot_mcp/godot/check/check4.gd",
+    "godot_mcp/features/game/bridge3.gd",
+    "godot_mcp/features/game/bridge4.gd",
+    "godot_mcp/features/check/check3.gd",
+    "godot_mcp/features/check/check4.gd",
     "godot_mcp/schema/env.py",
     "godot_mcp/schema/script.py.mako",
 }

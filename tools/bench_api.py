@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from godot_mcp.app import open_app  # noqa: E402
 from godot_mcp.config import Settings  # noqa: E402
-from godot_mcp.godot.process.locate import locate_godot  # noqa: E402
+from godot_mcp.engine.process.locate import locate_godot  # noqa: E402
 from godot_mcp.store.values import Limits  # noqa: E402
 from tools import bench_engines  # noqa: E402
 from tools.bench_engines import Row  # noqa: E402

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from godot_mcp.app import open_app  # noqa: E402
 from godot_mcp.config import Settings  # noqa: E402
-from godot_mcp.edge.resources import make_handlers  # noqa: E402
+from godot_mcp.mcp.resources import make_handlers  # noqa: E402
 from godot_mcp.store.values import Limits  # noqa: E402
 from tests.support.producer import PRODUCER  # noqa: E402
 from tests.support.servers import (  # noqa: E402

@@ -1,7 +1,7 @@
 """Write the tool reference (docs/tools/) from the tool declarations.
 
 One page per toolset (``core`` and the groups ``--toolsets`` chooses from) and an index.
-Everything on them comes from the declarations in ``godot_mcp/edge/``: title, description,
+Everything on them comes from the declarations in ``godot_mcp/features/*/tools*.py``: title, description,
 arguments with their ranges and defaults, answer fields, refusal outcomes, annotations.
 ``tests/test_tool_docs.py`` fails when the committed pages differ from what this writes.
 
@@ -20,8 +20,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from godot_mcp.edge.server import shipped_tools  # noqa: E402
-from godot_mcp.edge.spec import TOOLSETS, Tool, _num, spelled, wire_name  # noqa: E402
+from godot_mcp.app import shipped_tools  # noqa: E402
+from godot_mcp.mcp.spec import TOOLSETS, Tool, _num, spelled, wire_name  # noqa: E402
 
 OUT = ROOT / "docs" / "tools"
 GROUPS: tuple[str, ...] = ("core", *TOOLSETS)

@@ -21,8 +21,9 @@ from godot_mcp.cli.common import (
 )
 from godot_mcp.config import OneLineParser, Settings, add_common_options, resolve
 from godot_mcp.errors import GodotMcpError
-from godot_mcp.runtime.api import sweep_dead_dumps
-from godot_mcp.runtime.recovery import evidence_counts, settle_interrupted, sweep_dead_scratch
+from godot_mcp.features.api.service import sweep_dead_dumps
+from godot_mcp.features.export.recovery import evidence_counts, settle_interrupted
+from godot_mcp.runtime.scratch import sweep_dead_scratch
 from godot_mcp.store.ids import is_valid_id
 from godot_mcp.store.reconcile import ReconcileReport, StatusReport, reconcile, status
 

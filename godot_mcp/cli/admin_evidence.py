@@ -8,7 +8,7 @@ import sys
 
 from godot_mcp.cli.common import open_store, store_exists
 from godot_mcp.config import Settings
-from godot_mcp.runtime.recovery import list_evidence, purge_evidence, settle_interrupted
+from godot_mcp.features.export.recovery import list_evidence, purge_evidence, settle_interrupted
 
 
 def evidence_list(args: argparse.Namespace, settings: Settings) -> int:

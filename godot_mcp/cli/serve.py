@@ -19,12 +19,12 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from godot_mcp.cli.common import fail, failed, open_store
 from godot_mcp.config import OneLineParser, Settings, add_common_options, check_project, resolve
-from godot_mcp.edge.spec import Tool
+from godot_mcp.engine.process.procs import protect_server
 from godot_mcp.errors import (
     ConfigError,
     GodotMcpError,
 )
-from godot_mcp.godot.process.procs import protect_server
+from godot_mcp.mcp.spec import Tool
 from godot_mcp.store.tokens import count_tokens_readonly, list_tokens
 from godot_mcp.store.values import StoreLayout
 
@@ -133,7 +133,7 @@ def serve_with_tools(argv: Sequence[str] | None, extra_tools: Sequence[Tool]) ->
     except GodotMcpError as exc:
         return fail(PROG, exc.message)
     # The games of every server of this user run as this user: none may read this one's
-    # environment or memory, whether or not it starts games itself (godot/process/procs.py).
+    # environment or memory, whether or not it starts games itself (engine/process/procs.py).
     protect_server()
     try:
         anyio.run(_run, settings, args, project, extra_tools)

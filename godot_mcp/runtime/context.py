@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 import anyio
 
-from godot_mcp.godot.process.locate import GodotInstall
-from godot_mcp.godot.process.redact import PathPair, private_roots
+from godot_mcp.engine.process.locate import GodotInstall
+from godot_mcp.engine.process.redact import PathPair, private_roots
 from godot_mcp.runtime.dirs import RuntimeDirs
 from godot_mcp.runtime.slots import Slots
 from godot_mcp.store.store import ArtifactStore

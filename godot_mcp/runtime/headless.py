@@ -10,20 +10,29 @@ from collections.abc import AsyncIterator
 
 import anyio
 
+from godot_mcp.engine.process.locate import GodotInstall
+from godot_mcp.engine.process.run import sandbox_availability
+from godot_mcp.engine.project import tree
 from godot_mcp.errors import Unavailable
-from godot_mcp.godot.process.locate import GodotInstall
-from godot_mcp.godot.project import tree
 from godot_mcp.runtime.context import Runtime
-from godot_mcp.runtime.exports import ExportService
 from godot_mcp.runtime.owner import me
+
+
+def headless_availability(rt: Runtime) -> str:
+    """Whether the project's headless Godot can run in the sandbox, and if not why."""
+    if not rt.godot.headless:
+        why = sandbox_availability()
+        if why != "available":
+            return why
+        return "unavailable: no headless Godot binary found (godot3-server or Godot 4)"
+    return sandbox_availability(rt.godot.headless)
 
 
 class HeadlessWork:
     """The base of a service that runs the project's headless Godot outside an export."""
 
-    def __init__(self, rt: Runtime, exports: ExportService) -> None:
+    def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.exports = exports
         pid, start = me()
         self.scratch = rt.dirs.scratch_dir / "checks" / f"{pid}-{start}"  # made when used
         self._runs: dict[anyio.CancelScope, anyio.Event] = {}
@@ -61,7 +70,7 @@ class HeadlessWork:
             await self.rt.disk(tree.remove, self.scratch)
 
     def availability(self) -> str:
-        return self.exports.availability()
+        return headless_availability(self.rt)
 
     def make_scratch(self) -> None:
         """This process's scratch, private, with the folders above it (blocking)."""

@@ -2,7 +2,7 @@
 
 Every layer raises the precise refusal, ``NotYours``; what a caller hears of it (over HTTP,
 exactly the unknown id's answer, so a refusal never reveals that an id exists) is the edge's
-disclosure policy (``godot_mcp.edge.disclosure``), applied in one place.
+disclosure policy (``godot_mcp.mcp.disclosure``), applied in one place.
 """
 
 from __future__ import annotations

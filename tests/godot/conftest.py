@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.process.locate import GodotInstall
+from godot_mcp.engine.process.locate import GodotInstall
 from tests.support.engines import Engine
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from godot_mcp.errors import GodotMcpError, InvalidArgument, NotFound
-from godot_mcp.godot.api import reference as api
+from godot_mcp.features.api import reference as api
 
 GODOT3_CONTROL = """<?xml version="1.0" encoding="UTF-8" ?>
 <class name="Control" inherits="CanvasItem" version="3.2">

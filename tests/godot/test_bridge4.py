@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from gdtoolkit.parser import parser
 
-GODOT_DIR = Path(__file__).resolve().parents[2] / "godot_mcp" / "godot" / "game"
+GODOT_DIR = Path(__file__).resolve().parents[2] / "godot_mcp" / "features" / "game"
 BRIDGE4 = GODOT_DIR / "bridge4.gd"
 BRIDGE3 = GODOT_DIR / "bridge3.gd"
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from godot_mcp.godot.game import files as gamefiles
-from godot_mcp.godot.game.capture import assemble_apng, check_png, png_size
-from godot_mcp.godot.game.errors import GameFailed, GameTimeout
-from godot_mcp.godot.game.files import (
+from godot_mcp.features.game import files as gamefiles
+from godot_mcp.features.game.capture import assemble_apng, check_png, png_size
+from godot_mcp.features.game.errors import GameFailed, GameTimeout
+from godot_mcp.features.game.files import (
     MAX_FILE_BYTES,
     MAX_SIDE,
     NOT_PRIVATE,
@@ -30,8 +30,8 @@ from godot_mcp.godot.game.files import (
     TOO_MANY_PIXELS,
     open_game_file,
 )
-from godot_mcp.godot.game.preview import RawFrame, contact_sheet, downscale
-from godot_mcp.godot.game.session import MAX_SIZE
+from godot_mcp.features.game.preview import RawFrame, contact_sheet, downscale
+from godot_mcp.features.game.session import MAX_SIZE
 
 
 def chunk(kind: bytes, data: bytes) -> bytes:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from gdtoolkit.parser import parser
 
-from godot_mcp.godot.check import job as check
-from godot_mcp.godot.project import tree
+from godot_mcp.engine.project import tree
+from godot_mcp.features.check import job as check
 from tests.godot.test_bridge4 import GODOT3_ONLY, _code, typing_problems
 
 M = "@@godot-mcp-check-0123456789abcdef"

@@ -11,8 +11,8 @@ import time
 import anyio
 import pytest
 
-from godot_mcp.godot.process import procs
-from godot_mcp.godot.process.child import Child
+from godot_mcp.engine.process import procs
+from godot_mcp.engine.process.child import Child
 
 pytestmark = pytest.mark.anyio
 

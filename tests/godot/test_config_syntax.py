@@ -15,9 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from godot_mcp.edge.deps import ToolCall
-from godot_mcp.edge.tools_core import project_info
-from godot_mcp.godot.project.presets import (
+from godot_mcp.engine.project.presets import (
     ConfigSyntaxError,
     Constructed,
     GodotObject,
@@ -33,6 +31,8 @@ from godot_mcp.godot.project.presets import (
     read_presets,
     resource_sections,
 )
+from godot_mcp.features.core.tools import project_info
+from godot_mcp.mcp.deps import ToolCall
 from tests.support.engines import Engine
 
 SAMPLES = Path(__file__).parent / "config_samples"

@@ -9,10 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.game import GameRunner
-from godot_mcp.godot.game.errors import GameFailed
-from godot_mcp.godot.process.locate import GodotInstall
-from godot_mcp.runtime.debugging import DebugLaunch
+from godot_mcp.engine.process.locate import GodotInstall
+from godot_mcp.features.game import GameRunner
+from godot_mcp.features.game.debugging import DebugLaunch
+from godot_mcp.features.game.errors import GameFailed
 from tests.support import fake_godot
 from tests.support.projects import make_project
 

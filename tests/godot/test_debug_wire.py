@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from godot_mcp.godot.debug.session import Debugger, NotStopped
-from godot_mcp.godot.debug.variant import (
+from godot_mcp.engine.debugger.session import Debugger, NotStopped
+from godot_mcp.engine.debugger.variant import (
     Dictionary,
     Malformed,
     ObjectId,
@@ -22,7 +22,7 @@ from godot_mcp.godot.debug.variant import (
     encode,
     to_json,
 )
-from godot_mcp.godot.debug.wire import Framer, Message
+from godot_mcp.engine.debugger.wire import Framer, Message
 
 DATA = Path(__file__).parent.parent / "data" / "debugger"
 
@@ -210,8 +210,8 @@ async def test_a_game_that_breaks_the_framing_loses_its_debugger(major: int) -> 
 
 @pytest.mark.anyio
 async def test_the_debuggers_refusals_are_worded_where_it_raises_them() -> None:
+    from godot_mcp.engine.debugger.session import DebuggerLost
     from godot_mcp.errors import Unavailable
-    from godot_mcp.godot.debug.session import DebuggerLost
 
     dbg = await _attached(4, struct.pack("<I", 4) + struct.pack("<I", 250))
     for call in (dbg.variables(0), dbg.evaluate("1", 0), dbg.control("step", 1), dbg.profile(1)):
@@ -226,7 +226,7 @@ async def test_the_debuggers_refusals_are_worded_where_it_raises_them() -> None:
 
 @pytest.mark.parametrize("major", [3, 4])
 def test_the_profilers_messages_give_each_function_its_calls_and_times(major: int) -> None:
-    from godot_mcp.godot.debug.session import Profile
+    from godot_mcp.engine.debugger.session import Profile
 
     profile = Profile(major)
     for m in replay(f"godot{major}-profile.bin", major):
@@ -248,7 +248,7 @@ def _frame4(*rows: tuple[object, ...]) -> Message:
 
 
 def test_a_profile_drops_each_function_whose_figures_are_no_finite_numbers() -> None:
-    from godot_mcp.godot.debug.session import MAX_SAFE, Measured, Profile, Profiled
+    from godot_mcp.engine.debugger.session import MAX_SAFE, Measured, Profile, Profiled
 
     profile = Profile(4)
     names = ["plain", "huge", "summed", "nan", "negative", "counted", "most"]
@@ -314,7 +314,7 @@ def test_a_godot3_message_is_bounded_as_a_whole() -> None:
 
 
 def test_a_second_of_more_than_any_engine_sends_is_a_flood() -> None:
-    from godot_mcp.godot.debug.session import Flooded, FloodGate
+    from godot_mcp.engine.debugger.session import Flooded, FloodGate
 
     now = [100.0]
     gate = FloodGate(max_bytes=1000, max_messages=10, clock=lambda: now[0])
@@ -404,7 +404,7 @@ async def test_a_late_evaluation_answer_is_not_the_next_ones() -> None:
 async def test_a_profile_cut_short_by_a_break_stops_the_profiler_on_resume() -> None:
     import anyio
 
-    from godot_mcp.godot.debug.session import AtBreak
+    from godot_mcp.engine.debugger.session import AtBreak
 
     stream = _Recorded()
     dbg = Debugger(stream, 4)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""The engine's own debugger, spoken by :mod:`godot_mcp.godot.debug` to a real headless game on
+"""The engine's own debugger, spoken by :mod:`godot_mcp.engine.debugger` to a real headless game on
 each engine: breakpoints from the command line and set later, stacks, variables, stepping,
 Godot 4's evaluation, a break on request, and a local process that connects first."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.debug.listener import DebugListener
-from godot_mcp.godot.debug.session import Debugger, NotStopped
-from godot_mcp.godot.debug.variant import ObjectId
-from godot_mcp.godot.process.run import GodotRun, stop_run
+from godot_mcp.engine.debugger.listener import DebugListener
+from godot_mcp.engine.debugger.session import Debugger, NotStopped
+from godot_mcp.engine.debugger.variant import ObjectId
+from godot_mcp.engine.process.run import GodotRun, stop_run
 from tests.support.engines import Engine
 
 pytestmark = [pytest.mark.godot, pytest.mark.anyio]

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.errors import Unavailable
-from godot_mcp.godot.check import job as check
-from godot_mcp.godot.process.locate import GodotInstall, is_dotnet
-from godot_mcp.godot.project import tree
-from godot_mcp.godot.project.facts import (
+from godot_mcp.engine.process.locate import GodotInstall, is_dotnet
+from godot_mcp.engine.project import tree
+from godot_mcp.engine.project.facts import (
     csharp_reason,
     newer_engine,
     read_facts,
     refuse_csharp,
 )
+from godot_mcp.errors import Unavailable
+from godot_mcp.features.check import job as check
 
 M = "@@godot-mcp-check-0123456789abcdef"
 

@@ -3,8 +3,8 @@ tests/runtime/test_game_log.py)."""
 
 from __future__ import annotations
 
-from godot_mcp.godot.process.environment import for_game, for_sandbox, secret_values
-from godot_mcp.godot.process.redact import Scrubber
+from godot_mcp.engine.process.environment import for_game, for_sandbox, secret_values
+from godot_mcp.engine.process.redact import Scrubber
 
 SERVER = {
     "PATH": "/opt/godot/bin:/usr/bin",

@@ -16,9 +16,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.export.job import ExportJob, ExportRunner, leftovers, work_dirs
-from godot_mcp.godot.process import procs
-from godot_mcp.godot.project.presets import (
+from godot_mcp.engine.process import procs
+from godot_mcp.engine.project.presets import (
     Preset,
     PresetsInvalid,
     PresetsMissing,
@@ -29,6 +28,7 @@ from godot_mcp.godot.project.presets import (
     project_name,
     read_presets,
 )
+from godot_mcp.features.export.job import ExportJob, ExportRunner, leftovers, work_dirs
 from tests.godot.export_fixtures import is_partial, make_big_project, make_project, sha256
 from tests.support import engines
 from tests.support.engines import Engine
@@ -306,9 +306,9 @@ async def test_cancel_kills_the_export_and_removes_its_work_dir(
 _CRASHING_OWNER = """
 import sys, time
 from pathlib import Path
-from godot_mcp.godot.export.job import ExportRunner, leftovers
+from godot_mcp.features.export.job import ExportRunner, leftovers
 from tests.godot.export_fixtures import is_partial
-from godot_mcp.godot.project.presets import (
+from godot_mcp.engine.project.presets import (
     expected_outputs, find_preset, project_name, read_presets,
 )
 
@@ -372,8 +372,8 @@ def test_kill_9_of_the_owner_kills_godot_and_leaves_partial_files(
 
 
 def test_every_store_id_is_a_usable_export_work_dir(project: Path, tmp_path: Path) -> None:
-    from godot_mcp.godot.export.job import work_dirs
-    from godot_mcp.godot.project.presets import find_preset, read_presets
+    from godot_mcp.engine.project.presets import find_preset, read_presets
+    from godot_mcp.features.export.job import work_dirs
 
     runner = ExportRunner("/bin/true", tmp_path / "work")
     preset = find_preset(read_presets(project), "Pack")

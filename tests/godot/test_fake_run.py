@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.process.run import CannotStart, GodotRun, stop_run, xdg_homes
+from godot_mcp.engine.process.run import CannotStart, GodotRun, stop_run, xdg_homes
 
 pytestmark = pytest.mark.anyio
 

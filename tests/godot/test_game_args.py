@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from godot_mcp.godot.game.args import GODOT3_OPTIONS, check_game_args
-from godot_mcp.godot.game.errors import GameInvalid
+from godot_mcp.features.game.args import GODOT3_OPTIONS, check_game_args
+from godot_mcp.features.game.errors import GameInvalid
 
 GODOT3_READS = [
     "--path",

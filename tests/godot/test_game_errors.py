@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from godot_mcp.errors import Failed, GodotMcpError, InvalidArgument, Timeout, Unavailable
-from godot_mcp.godot.game.errors import (
+from godot_mcp.features.game.errors import (
     GameFailed,
     GameInvalid,
     GameTimeout,

@@ -22,15 +22,15 @@ import anyio
 import pytest
 from PIL import Image, ImageChops, ImageSequence
 
-from godot_mcp.godot.game.bridge import BridgeListener
-from godot_mcp.godot.game.errors import GameFailed, GameInvalid, GameTimeout, GameUnavailable
-from godot_mcp.godot.game.session import GameError, GameRunner
-from godot_mcp.godot.process.locate import (
+from godot_mcp.engine.process.locate import (
     GodotInstall,
     headless_availability,
     locate_godot,
     windowed_availability,
 )
+from godot_mcp.features.game.bridge import BridgeListener
+from godot_mcp.features.game.errors import GameFailed, GameInvalid, GameTimeout, GameUnavailable
+from godot_mcp.features.game.session import GameError, GameRunner
 from tests.support.engines import Engine
 from tests.support.trees import tree_digest
 
@@ -433,8 +433,8 @@ CRASH_CHILD = """
 import json, sys
 from pathlib import Path
 import anyio
-from godot_mcp.godot.process.locate import locate_godot
-from godot_mcp.godot.game.session import GameRunner
+from godot_mcp.engine.process.locate import locate_godot
+from godot_mcp.features.game.session import GameRunner
 import dataclasses
 
 async def main():

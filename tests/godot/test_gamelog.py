@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from godot_mcp.godot.game.log import MAX_LINE, GameLog, decode_cursor, encode_cursor
-from godot_mcp.godot.process.engine_lines import first_reason
+from godot_mcp.engine.process.engine_lines import first_reason
+from godot_mcp.features.game.log import MAX_LINE, GameLog, decode_cursor, encode_cursor
 
 
 def test_godot_3_and_4_locations_fold_into_the_entry_before_them_in_their_stream() -> None:
@@ -199,7 +199,7 @@ def test_a_runs_reason_is_never_godot_3_6s_editor_noise() -> None:
 
 def test_an_exports_log_tail_carries_no_terminal_escapes(tmp_path) -> None:
     """Godot 4 colours its export progress; the tail a client reads has none of it."""
-    from godot_mcp.godot.export.job import _read_tail
+    from godot_mcp.features.export.job import _read_tail
 
     log = tmp_path / "export.log"
     log.write_bytes(

@@ -10,10 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.game import session as session_module
-from godot_mcp.godot.game.errors import GameFailed, GameInvalid
-from godot_mcp.godot.game.session import GameRunner
-from godot_mcp.godot.process.locate import GodotInstall
+from godot_mcp.engine.process.locate import GodotInstall
+from godot_mcp.features.game import session as session_module
+from godot_mcp.features.game.errors import GameFailed, GameInvalid
+from godot_mcp.features.game.session import GameRunner
 from tests.support.engines import Engine
 
 pytestmark = [pytest.mark.godot, pytest.mark.anyio]

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.errors import Remedy, Unavailable
-from godot_mcp.godot.importer.job import install, results
-from godot_mcp.godot.project.imported import (
+from godot_mcp.engine.project.imported import (
     NeverImported,
     importable,
     importable_files,
     never_imported,
     refuse_never_imported,
 )
+from godot_mcp.errors import Remedy, Unavailable
+from godot_mcp.features.importer.job import install, results
 
 
 def make(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.testrun import Case, ReportRefused, frameworks, parse_report, read_report
-from godot_mcp.godot.testrun.junit import MAX_CASES, MAX_DEPTH, MAX_REPORT
+from godot_mcp.features.testrun import Case, ReportRefused, frameworks, parse_report, read_report
+from godot_mcp.features.testrun.junit import MAX_CASES, MAX_DEPTH, MAX_REPORT
 
 DATA = Path(__file__).parent.parent / "data" / "junit"
 

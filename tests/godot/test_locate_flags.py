@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from godot_mcp.godot.process.locate import GodotInstall
+from godot_mcp.engine.process.locate import GodotInstall
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.project.uids import scene_path
+from godot_mcp.engine.project.uids import scene_path
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.game.errors import GameInvalid, GameTimeout
-from godot_mcp.godot.game.pacing import (
+from godot_mcp.engine.process.locate import GodotInstall
+from godot_mcp.features.game.errors import GameInvalid, GameTimeout
+from godot_mcp.features.game.pacing import (
     MAX_RECORD_WAIT,
     SLACK,
     fps_text,
@@ -18,8 +19,7 @@ from godot_mcp.godot.game.pacing import (
     recording_deadline,
     recording_rate,
 )
-from godot_mcp.godot.game.session import GameRunner
-from godot_mcp.godot.process.locate import GodotInstall
+from godot_mcp.features.game.session import GameRunner
 from tests.support.engines import Engine
 from tests.support.slow_game import slow_project
 

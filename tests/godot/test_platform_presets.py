@@ -10,10 +10,7 @@ from types import SimpleNamespace
 import pytest
 from jsonschema import Draft202012Validator
 
-from godot_mcp.edge.tools_export import TOOLS, describe, export_start
-from godot_mcp.errors import InvalidArgument
-from godot_mcp.godot.export.job import ExportRunner
-from godot_mcp.godot.project.presets import (
+from godot_mcp.engine.project.presets import (
     PLATFORMS,
     expected_outputs,
     find_preset,
@@ -21,7 +18,10 @@ from godot_mcp.godot.project.presets import (
     platform_presets_text,
     read_presets,
 )
-from godot_mcp.runtime.exports import ExportView, _view
+from godot_mcp.errors import InvalidArgument
+from godot_mcp.features.export.job import ExportRunner
+from godot_mcp.features.export.service import ExportView, _view
+from godot_mcp.features.export.tools import TOOLS, describe, export_start
 from godot_mcp.store.exports import ExportRecord
 from tests.godot.export_fixtures import make_project
 from tests.support.trees import tree_digest

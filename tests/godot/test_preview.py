@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from godot_mcp.godot.game.preview import (
+from godot_mcp.features.game.preview import (
     GAP_PX,
     LABEL_PX,
     RawFrame,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.process.locate import read_version
-from godot_mcp.godot.process.output import PipeLines
-from godot_mcp.godot.process.run import GodotRun
+from godot_mcp.engine.process.locate import read_version
+from godot_mcp.engine.process.output import PipeLines
+from godot_mcp.engine.process.run import GodotRun
 
 pytestmark = pytest.mark.anyio
 
@@ -83,8 +83,8 @@ def test_a_probe_past_its_bound_is_killed_with_its_group(tmp_path: Path) -> None
 def test_a_log_that_fails_never_closes_the_pipe_under_the_game() -> None:
     """The game's output is read to its end whatever the log does with it: a reader that
     stopped would close the pipe, and the game would die of SIGPIPE at its next print."""
-    from godot_mcp.godot.game.log import GameLog
-    from godot_mcp.godot.game.session import _pump
+    from godot_mcp.features.game.log import GameLog
+    from godot_mcp.features.game.session import _pump
 
     def broken(stream: str, text: str, seq: int) -> bool:
         raise RuntimeError("a fault in the log")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from godot_mcp.godot.project.files import visible_files
+from godot_mcp.engine.project.files import visible_files
 
 
 def _touch(root: Path, *rels: str) -> None:

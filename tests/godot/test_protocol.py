@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from godot_mcp.errors import Failed
-from godot_mcp.godot.game.protocol import (
+from godot_mcp.features.game.protocol import (
     Applied,
     Called,
     Clock,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from godot_mcp.engine.project import reach
+from godot_mcp.engine.project.facts import csharp_fit, game_roots
 from godot_mcp.errors import InvalidArgument
-from godot_mcp.godot.project import reach
-from godot_mcp.godot.project.facts import csharp_fit, game_roots
-from godot_mcp.runtime.reloading import refuse_links_out
+from godot_mcp.features.debug.service import refuse_links_out
 
 PROJECT = 'config_version=4\n\n[application]\n\nconfig/name="p"\n'
 

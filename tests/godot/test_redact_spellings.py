@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.process.redact import Scrubber, printable, private_roots
+from godot_mcp.engine.process.redact import Scrubber, printable, private_roots
 
 STATE = "/srv/godot/state"
 SCRATCH = f"{STATE}/scratch/games/123-456"

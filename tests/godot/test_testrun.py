@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from godot_mcp.engine.project import tree
 from godot_mcp.errors import InvalidArgument, Unavailable
-from godot_mcp.godot.project import tree
-from godot_mcp.godot.testrun import (
+from godot_mcp.features.testrun import (
     BadTestPath,
     Selection,
     choose,
@@ -21,7 +21,7 @@ from godot_mcp.godot.testrun import (
     refuse_without_runner,
     select,
 )
-from godot_mcp.godot.testrun.runner import TestCount
+from godot_mcp.features.testrun.runner import TestCount
 
 
 def test_auto_picks_the_one_framework_and_refuses_none_or_both():

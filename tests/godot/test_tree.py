@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.project import tree
+from godot_mcp.engine.project import tree
 
 
 def _project(root: Path) -> Path:
@@ -190,7 +190,7 @@ def test_names_that_are_not_utf8_or_hold_newlines_are_named_printably(tmp_path: 
 
 
 def test_project_files_are_read_safely(tmp_path: Path) -> None:
-    from godot_mcp.godot.project.presets import read_presets
+    from godot_mcp.engine.project.presets import read_presets
 
     project = _project(tmp_path / "project")
     (tmp_path / "outside.cfg").write_text('[preset.0]\nname="secret-name"\n')

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.game.userdata import (
+from godot_mcp.features.game.userdata import (
     files_into_project,
     new_data_dir,
     project_file_warnings,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.export.verify import (
+from godot_mcp.features.export.verify import (
     OutputInvalid,
     verify_binary,
     verify_output,

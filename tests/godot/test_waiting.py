@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from godot_mcp.godot.game.waiting import same
+from godot_mcp.features.game.waiting import same
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 from mcp import types
 
-from godot_mcp.edge import budget as budget_module
-from godot_mcp.edge.budget import (
+from godot_mcp.app import shipped_tools
+from godot_mcp.errors import InvalidArgument
+from godot_mcp.features.api.tools import _fit
+from godot_mcp.mcp import budget as budget_module
+from godot_mcp.mcp.budget import (
     SSE_FRAMING,
     STDIO_FRAMING,
     Budget,
@@ -20,10 +23,7 @@ from godot_mcp.edge.budget import (
     fit_text,
     marker,
 )
-from godot_mcp.edge.outcomes import ok, refusal, tool_result
-from godot_mcp.edge.server import shipped_tools
-from godot_mcp.edge.tools_api import _fit
-from godot_mcp.errors import InvalidArgument
+from godot_mcp.mcp.outcomes import ok, refusal, tool_result
 
 NASTY = 'quote " backslash \\ tab \t newline \n bell \x07 é ü 漢字 🎮 \u2028 end'
 

@@ -13,7 +13,7 @@ from mcp import Client, MCPError
 
 from godot_mcp.app import open_app
 from godot_mcp.config import Settings
-from godot_mcp.edge.outcomes import TOOL_OUTCOMES
+from godot_mcp.mcp.outcomes import TOOL_OUTCOMES
 from godot_mcp.store.values import Limits
 from tests.mcp.conftest import make_project
 from tests.mcp.test_resources import refusal_message

@@ -14,11 +14,10 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from godot_mcp.app import open_app
+from godot_mcp.app import open_app, shipped_tools
 from godot_mcp.config import Settings
-from godot_mcp.edge.server import shipped_tools
-from godot_mcp.edge.spec import Arg, Tool
-from godot_mcp.godot.project.presets import UnknownPreset
+from godot_mcp.engine.project.presets import UnknownPreset
+from godot_mcp.mcp.spec import Arg, Tool
 from godot_mcp.store.values import Limits
 from tests.support.projects import make_project
 

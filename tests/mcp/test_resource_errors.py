@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-from godot_mcp.edge.disclosure import Disclosure
-from godot_mcp.edge.outcomes import refusal, resource_error, tool_result
 from godot_mcp.errors import (
     BlobStoreUnavailable,
     DatabaseUnavailable,
@@ -17,6 +15,8 @@ from godot_mcp.errors import (
     echoes_cut,
     quoted,
 )
+from godot_mcp.mcp.disclosure import Disclosure
+from godot_mcp.mcp.outcomes import refusal, resource_error, tool_result
 from godot_mcp.store.binding import unknown
 
 URI = "godot-mcp://artifacts/abc"

@@ -12,8 +12,8 @@ import pytest
 from mcp import types
 
 import godot_mcp
-from godot_mcp.edge.server import shipped_tools
-from godot_mcp.edge.spec import NameStyle, wire_name
+from godot_mcp.app import shipped_tools
+from godot_mcp.mcp.spec import NameStyle, wire_name
 from tests.runtime.test_fake_engine import fake_server
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ import anyio
 import pytest
 from jsonschema import Draft202012Validator
 
-from godot_mcp.edge.server import shipped_tools
+from godot_mcp.app import shipped_tools
 from tests.mcp.conftest import Connect
 from tests.support.projects import make_project
 from tests.support.servers import stdio_client

@@ -12,10 +12,9 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 
-from godot_mcp.app import open_app
+from godot_mcp.app import open_app, shipped_tools
 from godot_mcp.config import Settings
-from godot_mcp.edge.server import shipped_tools
-from godot_mcp.edge.spec import TOOLSETS
+from godot_mcp.mcp.spec import TOOLSETS
 from godot_mcp.store.values import Limits
 from tests.mcp.conftest import transport_factory
 from tests.support import fake_godot

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.edge.server import shipped_tools
+from godot_mcp.app import shipped_tools
 from tests.runtime.conftest import copy_demo, require_godot
 from tests.support.producer import payload
 from tests.support.projects import make_project

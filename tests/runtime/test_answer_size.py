@@ -22,8 +22,8 @@ import pytest
 from mcp import types
 from PIL import Image
 
-from godot_mcp.edge.budget import Budget, Framing
-from godot_mcp.godot.game.log import encode_cursor
+from godot_mcp.features.game.log import encode_cursor
+from godot_mcp.mcp.budget import Budget, Framing
 from tests.support import engines
 from tests.support.engines import Engine
 from tests.support.rawmcp import HANDSHAKE, raw_session

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.api import reference as api
+from godot_mcp.features.api import reference as api
 from tests.support.engines import Engine
 from tests.support.projects import make_project
 from tests.support.servers import stdio_client

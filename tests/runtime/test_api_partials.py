@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.api import reference as api
+from godot_mcp.features.api import reference as api
 from godot_mcp.runtime.owner import me, start_ticks
 from godot_mcp.store.store import ArtifactStore
 from tests.godot.test_api import fake_engine

@@ -16,7 +16,7 @@ from mcp import Client
 
 from godot_mcp.app import open_app
 from godot_mcp.config import Settings
-from godot_mcp.runtime import games
+from godot_mcp.features.game import service as games
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.store.values import Limits
 from tests.runtime.conftest import copy_demo, require_godot

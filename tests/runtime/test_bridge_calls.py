@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.game.bridge import keep_number_kinds, new_mark, parse_mark
-from godot_mcp.godot.game.log import GameLog
+from godot_mcp.features.game.bridge import keep_number_kinds, new_mark, parse_mark
+from godot_mcp.features.game.log import GameLog
 from tests.runtime.test_captures import ok
 from tests.support import engines
 from tests.support.engines import Engine

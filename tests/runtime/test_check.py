@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.check import job as check
-from godot_mcp.godot.project import tree
+from godot_mcp.engine.project import tree
+from godot_mcp.features.check import job as check
 from tests.mcp.conftest import Connect, transport_factory
 from tests.runtime.conftest import require_godot
 from tests.runtime.test_captures import ok
@@ -518,7 +518,7 @@ async def test_a_hostile_project_reaches_nothing_and_every_problem_is_still_foun
 def test_the_sandbox_hides_the_environment_and_bounds_every_write(tmp_path):
     """What project code can do inside the check's sandbox, tried with a shell."""
     require_godot("bwrap")
-    from godot_mcp.godot.process import environment, sandbox
+    from godot_mcp.engine.process import environment, sandbox
 
     project = make(tmp_path / "p", CLEAN)
     fd = os.open(project, os.O_RDONLY | os.O_DIRECTORY)

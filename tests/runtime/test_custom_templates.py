@@ -18,15 +18,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.export.job import ExportRunner
-from godot_mcp.godot.export.templates import (
+from godot_mcp.engine.project.presets import Preset, expected_outputs, find_preset, project_name
+from godot_mcp.engine.project.presets import read_presets as read_project_presets
+from godot_mcp.features.export.job import ExportRunner
+from godot_mcp.features.export.templates import (
     TEMPLATE_MOUNT,
     TemplateRefused,
     custom_template_refusal,
     open_custom_template,
 )
-from godot_mcp.godot.project.presets import Preset, expected_outputs, find_preset, project_name
-from godot_mcp.godot.project.presets import read_presets as read_project_presets
 from tests.godot.export_fixtures import make_project, sha256
 from tests.runtime.test_captures import fetch
 from tests.runtime.test_export_safety import add_export_plugin, pack_files

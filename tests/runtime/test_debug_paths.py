@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from godot_mcp.errors import InvalidArgument
-from godot_mcp.godot.game.session import validate_scene
-from godot_mcp.runtime.debugging import engine_list, parse_breakpoints, project_script
+from godot_mcp.features.game.debugging import engine_list, parse_breakpoints, project_script
+from godot_mcp.features.game.session import validate_scene
 
 
 def project(tmp_path: Path) -> Path:

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.process.locate import engine_name
-from godot_mcp.godot.project.facts import csharp_export
+from godot_mcp.engine.process.locate import engine_name
+from godot_mcp.engine.project.facts import csharp_export
 from tests.runtime.test_captures import ok
 from tests.support import engines
 from tests.support.servers import stdio_client

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from godot_mcp.features.export.recovery import keep_evidence
 from godot_mcp.runtime.dirs import RuntimeDirs
-from godot_mcp.runtime.recovery import keep_evidence
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Limits
 

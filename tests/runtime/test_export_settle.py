@@ -9,10 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from godot_mcp.engine.process.locate import locate_godot
 from godot_mcp.errors import StorageError
-from godot_mcp.godot.process.locate import locate_godot
+from godot_mcp.features.export.service import ExportService
 from godot_mcp.runtime.context import Runtime
-from godot_mcp.runtime.exports import ExportService
 from godot_mcp.store.db import read_session, write_session
 from godot_mcp.store.models import Export
 from godot_mcp.store.store import ArtifactStore

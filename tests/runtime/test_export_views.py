@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from godot_mcp.errors import NotFound, Unavailable
-from godot_mcp.runtime.exports import live_outputs
+from godot_mcp.features.export.service import live_outputs
 from godot_mcp.store.values import ArtifactInfo
 
 

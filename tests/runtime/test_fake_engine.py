@@ -18,7 +18,7 @@ from mcp import Client
 
 from godot_mcp.app import open_app
 from godot_mcp.config import Settings
-from godot_mcp.edge.spec import NameStyle
+from godot_mcp.mcp.spec import NameStyle
 from godot_mcp.store.values import Limits
 from tests.support import fake_godot
 from tests.support.offloop import store_calls_on_the_loop
@@ -710,7 +710,7 @@ async def test_a_link_out_is_refused_in_each_works_words_and_reloads_only_where_
 
 
 def test_every_shipped_tool_is_called_in_this_lane() -> None:
-    from godot_mcp.edge.server import shipped_tools
+    from godot_mcp.app import shipped_tools
 
     source = Path(__file__).read_text()
     missing = [t.name for t in shipped_tools() if f'"{t.name}"' not in source]

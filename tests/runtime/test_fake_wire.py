@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from godot_mcp.godot.debug.variant import Dictionary, ObjectId
-from godot_mcp.godot.debug.wire import Framer, Message
+from godot_mcp.engine.debugger.variant import Dictionary, ObjectId
+from godot_mcp.engine.debugger.wire import Framer, Message
 from tests.support import fake_godot
 
 DATA = Path(__file__).parent.parent / "data" / "debugger"

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.game.files import NOT_REGULAR, TOO_MANY_PIXELS
+from godot_mcp.features.game.files import NOT_REGULAR, TOO_MANY_PIXELS
 from tests.runtime.test_captures import ok
 from tests.support.engines import Engine
 from tests.support.servers import ServedProject, serve_project

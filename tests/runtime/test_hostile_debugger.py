@@ -13,10 +13,10 @@ from typing import Any
 import anyio
 import pytest
 
-from godot_mcp.edge.budget import Budget
-from godot_mcp.edge.tools_debug import MAX_ERROR, _state
-from godot_mcp.godot.debug import Break, Frame
-from godot_mcp.godot.process.redact import Scrubber
+from godot_mcp.engine.debugger import Break, Frame
+from godot_mcp.engine.process.redact import Scrubber
+from godot_mcp.features.debug.tools import MAX_ERROR, _state
+from godot_mcp.mcp.budget import Budget
 from tests.runtime.test_fake_engine import call, fake_server, ok
 from tests.support import fake_godot
 from tests.support.projects import make_project

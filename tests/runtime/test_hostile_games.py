@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from godot_mcp.godot.process.redact import printable
+from godot_mcp.engine.process.redact import printable
 from tests.mcp.conftest import Connect, transport_factory
 from tests.runtime.test_captures import ok
 from tests.runtime.test_see_in_one_call import PROBE

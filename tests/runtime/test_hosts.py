@@ -11,7 +11,7 @@ import httpx2
 import pytest
 from jsonschema import Draft202012Validator
 
-from godot_mcp.edge.server import shipped_tools
+from godot_mcp.app import shipped_tools
 from tests.godot.export_fixtures import make_big_project
 from tests.runtime.conftest import copy_demo, require_godot
 from tests.support import engines

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from PIL import Image
 
-from godot_mcp.runtime.copies import copy_imported
+from godot_mcp.features.importer.copies import copy_imported
 from tests.runtime.test_captures import fetch, ok
 from tests.runtime.test_check import _check_processes, _until, tree_hash
 from tests.support import engines

@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.godot.export.job import ExportRunner, ExportSetupError
-from godot_mcp.godot.export.templates import custom_template_refusal, open_custom_template
-from godot_mcp.godot.process.redact import private_roots
-from godot_mcp.godot.project.presets import Preset, expected_outputs, find_preset, project_name
-from godot_mcp.godot.project.presets import read_presets as read_project_presets
+from godot_mcp.engine.process.redact import private_roots
+from godot_mcp.engine.project.presets import Preset, expected_outputs, find_preset, project_name
+from godot_mcp.engine.project.presets import read_presets as read_project_presets
+from godot_mcp.features.export.job import ExportRunner, ExportSetupError
+from godot_mcp.features.export.templates import custom_template_refusal, open_custom_template
 from godot_mcp.store.store import ArtifactStore
 from godot_mcp.store.values import Caller, NewArtifact
 from tests.godot.export_fixtures import make_project

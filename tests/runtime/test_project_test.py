@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import MCPError
 
-from godot_mcp.godot.testrun import parse_report
+from godot_mcp.features.testrun import parse_report
 from tests.runtime.conftest import require_godot
 from tests.runtime.test_captures import fetch, ok
 from tests.runtime.test_check import tree_hash

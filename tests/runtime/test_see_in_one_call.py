@@ -13,7 +13,7 @@ import anyio
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from godot_mcp.godot.game.preview import GAP_PX, LABEL_PX, sheet_frames, sheet_layout
+from godot_mcp.features.game.preview import GAP_PX, LABEL_PX, sheet_frames, sheet_layout
 from tests.mcp.conftest import Connect, transport_factory
 from tests.runtime.test_captures import fetch, ok
 from tests.support.engines import Engine

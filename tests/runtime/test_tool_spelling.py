@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from godot_mcp.edge.spec import NameStyle, wire_name
+from godot_mcp.mcp.spec import NameStyle, wire_name
 from tests.runtime.test_fake_engine import call, fake_server, ok
 from tests.support import fake_godot
 from tests.support.projects import make_project

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from godot_mcp.runtime.recovery import settle_interrupted
+from godot_mcp.features.export.recovery import settle_interrupted
 from godot_mcp.store.db import write_session
 from godot_mcp.store.exports import ExportRecords
 from godot_mcp.store.hosts import GONE_MESSAGE, beat, database_now_us, settle_gone_hosts

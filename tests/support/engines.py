@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from godot_mcp.godot.process.locate import GodotInstall, locate_godot
+from godot_mcp.engine.process.locate import GodotInstall, locate_godot
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,10 +11,10 @@ import random
 import anyio
 from mcp import types
 
-from godot_mcp.edge.deps import ToolCall
-from godot_mcp.edge.describe import artifact_dict, resource_link
-from godot_mcp.edge.outcomes import ok
-from godot_mcp.edge.spec import ARTIFACT, Arg, Tool
+from godot_mcp.mcp.deps import ToolCall
+from godot_mcp.mcp.describe import artifact_dict, resource_link
+from godot_mcp.mcp.outcomes import ok
+from godot_mcp.mcp.spec import ARTIFACT, Arg, Tool
 from godot_mcp.store.values import NewArtifact
 
 

@@ -1,0 +1,225 @@
+"""Tools that need no Godot: profile, project info and reload, artifact reads."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp import types
+
+from godot_mcp.engine.project.info import read_info
+from godot_mcp.mcp.outcomes import ok
+from godot_mcp.mcp.resources import blob_contents, read_artifact
+from godot_mcp.mcp.spec import BOOLEAN, INTEGER, NULL, STRING, TOOLSETS, Arg, Tool
+
+if TYPE_CHECKING:
+    from godot_mcp.features.services import Call, ServerDeps
+
+
+def _godot_facts(deps: ServerDeps) -> dict[str, Any]:
+    install = deps.runtime.godot
+    return {
+        "version": install.version,
+        "headless_version": install.headless_version,
+        "major": install.major,
+        "dotnet": install.dotnet,
+    }
+
+
+def capacity(deps: ServerDeps) -> dict[str, int]:
+    """The ``capacity`` object of ``server.profile``."""
+    cap = deps.runtime.capacity
+    return {
+        "max_game_sessions": cap.max_game_sessions,
+        "max_exports": cap.max_exports,
+        "game_sessions_running": deps.games.running(),
+        "exports_running": deps.exports.running(),
+    }
+
+
+async def server_profile(call: Call) -> types.CallToolResult:
+    deps, tools = call.deps, call.tools
+    return ok(
+        limits={
+            "max_output_bytes": deps.limits.max_output_bytes,
+            "store_budget_bytes": deps.limits.store_budget_bytes,
+            "retention_seconds": deps.limits.retention_seconds,
+        },
+        capacity=capacity(deps),
+        transport=deps.transport,
+        godot=_godot_facts(deps),
+        toolsets={name: name in deps.toolsets for name in TOOLSETS},
+        availability={tools.listed(t): t.availability(deps) for t in tools.all},
+    )
+
+
+async def project_info(call: Call) -> types.CallToolResult:
+    install = call.deps.runtime.godot
+    version = install.version or install.headless_version
+    info = await call.deps.runtime.disk(read_info, call.deps.project, version)
+    fields: dict[str, Any] = {"warnings": info.warnings} if info.warnings else {}
+    return ok(
+        name=info.name,
+        generation=call.generation,
+        main_scene=info.main_scene,
+        export_presets=info.presets,
+        dotnet=info.dotnet,
+        engine_features=info.features,
+        **fields,
+    )
+
+
+async def project_reload(call: Call) -> types.CallToolResult:
+    state = await call.deps.runtime.blocking(call.deps.store.projects.advance, call.deps.project)
+    return ok(generation=state.generation)
+
+
+async def artifacts_read(call: Call) -> types.CallToolResult:
+    uri = call.args["uri"]
+    result = await read_artifact(call.deps, call.caller, uri)  # caller resolved once per call
+    return ok(
+        [types.EmbeddedResource(resource=blob_contents(result))],
+        uri=uri,
+        mime_type=result.media_type,
+        offset=result.offset,
+        length=result.length,
+        size=result.size,
+        sha256=result.sha256,
+    )
+
+
+_NULLABLE_STRING = {"anyOf": [STRING, NULL]}
+_AVAILABILITY = {"type": "object", "additionalProperties": STRING}
+
+TOOLS = [
+    Tool(
+        "server.profile",
+        "Server profile",
+        "Limits, capacity, transport, the Godot found (godot.dotnet: whether it is a .NET "
+        "build, which C# projects need), and which tools are available (and why not). Cheap: "
+        "reads no project file.",
+        server_profile,
+        answer={
+            "limits": {
+                "type": "object",
+                "properties": {
+                    "max_output_bytes": INTEGER,
+                    "store_budget_bytes": INTEGER,
+                    "retention_seconds": INTEGER,
+                },
+                "required": ["max_output_bytes", "store_budget_bytes", "retention_seconds"],
+                "additionalProperties": False,
+            },
+            "capacity": {
+                "type": "object",
+                "properties": {
+                    "max_game_sessions": INTEGER,
+                    "max_exports": INTEGER,
+                    "game_sessions_running": INTEGER,
+                    "exports_running": INTEGER,
+                },
+                "required": [
+                    "max_game_sessions",
+                    "max_exports",
+                    "game_sessions_running",
+                    "exports_running",
+                ],
+                "additionalProperties": False,
+            },
+            "transport": {"enum": ["stdio", "http"]},
+            "godot": {
+                "type": "object",
+                "properties": {
+                    "version": _NULLABLE_STRING,
+                    "headless_version": _NULLABLE_STRING,
+                    "major": {"anyOf": [INTEGER, NULL]},
+                    "dotnet": {"anyOf": [BOOLEAN, NULL]},
+                },
+                "required": ["version", "headless_version", "major", "dotnet"],
+                "additionalProperties": False,
+            },
+            "toolsets": {
+                "type": "object",
+                "properties": {name: BOOLEAN for name in TOOLSETS},
+                "required": list(TOOLSETS),
+                "additionalProperties": False,
+            },
+            "availability": _AVAILABILITY,
+        },
+        required=("limits", "capacity", "transport", "godot", "toolsets", "availability"),
+        read_only=True,
+        idempotent=True,
+        toolset="core",
+    ),
+    Tool(
+        "project.info",
+        "Project info",
+        "The project's name, current generation, main scene (a res:// path; Godot 4's "
+        "uid:// form resolved from the scenes' headers), export preset names, dotnet (whether "
+        "the project uses C#, which needs a .NET build of Godot) and engine_features (the "
+        "config/features it declares; [] on Godot 3). warnings, when present, says the project "
+        "was saved by a newer Godot than this server runs. Reads project.godot and "
+        "export_presets.cfg.",
+        project_info,
+        answer={
+            "name": STRING,
+            "generation": INTEGER,
+            "main_scene": _NULLABLE_STRING,
+            "export_presets": {"type": "array", "items": STRING},
+            "dotnet": BOOLEAN,
+            "engine_features": {"type": "array", "items": STRING},
+            "warnings": {"type": "array", "items": STRING},
+        },
+        required=(
+            "name",
+            "generation",
+            "main_scene",
+            "export_presets",
+            "dotnet",
+            "engine_features",
+        ),
+        read_only=True,
+        idempotent=True,
+        toolset="core",
+    ),
+    Tool(
+        "project.reload",
+        "Start a new project generation",
+        "Start a new project generation: every artifact of older generations stops resolving "
+        "(their bytes are released at the next registration).",
+        project_reload,
+        answer={"generation": INTEGER},
+        required=("generation",),
+        destructive=True,
+        toolset="core",
+    ),
+    Tool(
+        "artifacts.read",
+        "Read an artifact",
+        "Read an artifact URI (optionally ?offset=O&length=L) for clients that never read "
+        "resources; answers the bytes as an embedded resource, with the same checks as "
+        "resources/read. At most max_output_bytes per call: read larger artifacts in ranges.",
+        artifacts_read,
+        args=(
+            Arg(
+                "uri",
+                "string",
+                "godot-mcp://artifacts/ID[?offset=O&length=L]",
+                required=True,
+                schema_extra={"maxLength": 1024},
+            ),
+        ),
+        answer={
+            "uri": STRING,
+            "mime_type": STRING,
+            "offset": INTEGER,
+            "length": INTEGER,
+            "size": INTEGER,
+            "sha256": STRING,
+        },
+        required=("uri", "mime_type", "offset", "length", "size", "sha256"),
+        read_only=True,
+        idempotent=True,
+        raw_bytes=True,
+        toolset="core",
+    ),
+]

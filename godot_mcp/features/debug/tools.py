@@ -1,0 +1,373 @@
+"""runtime.debug.*: the engine's own debugger on a game started with ``debug``
+(docs/debugging.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mcp import types
+
+from godot_mcp.engine.debugger import MAX_VARIABLES, Break, to_json
+from godot_mcp.engine.process.locate import engine_name
+from godot_mcp.engine.process.redact import Scrubber
+from godot_mcp.errors import InvalidArgument, Remedy, Timeout, Unavailable
+from godot_mcp.features.debug.service import MAX_PATHS, reload_scripts
+from godot_mcp.features.game.debugging import MAX_BREAKPOINTS, parse_breakpoints
+from godot_mcp.features.game.tools import (
+    SESSION_ID,
+    VALUE,
+    availability_of,
+)
+from godot_mcp.mcp.budget import Budget, cost, fit_text
+from godot_mcp.mcp.disclosure import WRITES_DISABLED
+from godot_mcp.mcp.outcomes import ok
+from godot_mcp.mcp.spec import BOOLEAN, INTEGER, STRING, Arg, Tool
+
+if TYPE_CHECKING:
+    from godot_mcp.features.services import Call, ServerDeps
+
+
+ACTIONS = ("continue", "step", "next", "out", "break")
+REASONS = ("breakpoint", "error", "step", "break")
+MAX_ERROR = 1000  # characters of a stop's error (the engines' are one short line)
+FRAME_FLOOR = 64  # bytes a frame takes in an answer at least (its keys, twice: the mirror)
+
+BREAKPOINT_LIST = {"type": "array", "items": {"type": "string", "maxLength": 1100}}
+FRAME = {
+    "type": "object",
+    "properties": {"path": STRING, "line": INTEGER, "function": STRING},
+    "required": ["path", "line", "function"],
+    "additionalProperties": False,
+}
+MEASURED = {
+    "type": "object",
+    "properties": {
+        "function": STRING,
+        "path": STRING,
+        "line": INTEGER,
+        "calls": INTEGER,
+        "self_ms": {"type": "number"},
+        "total_ms": {"type": "number"},
+    },
+    "required": ["function", "path", "line", "calls", "self_ms", "total_ms"],
+    "additionalProperties": False,
+}
+STATE = {
+    "state": {"enum": ["running", "break"]},
+    "reason": {"enum": list(REASONS)},
+    "error": STRING,
+    "stack": {"type": "array", "items": FRAME},
+    "depth": INTEGER,
+    "truncated": BOOLEAN,
+}
+
+
+def _state(brk: Break | None, scrub: Scrubber, budget: Budget) -> types.CallToolResult:
+    """A break as answered: the game's own texts as a client gets them (printable, scrubbed),
+    the stack's innermost frames that fit the answer, ``depth`` the whole stack's."""
+    if brk is None:
+        return ok(state="running")
+    head: dict[str, Any] = {"state": "break", "reason": brk.reason}
+    depth = len(brk.stack)
+
+    def build(kept: Sequence[dict[str, Any]]) -> types.CallToolResult:
+        return ok(**head, stack=list(kept), depth=depth, truncated=len(kept) < depth)
+
+    if brk.error is not None:
+        error = scrub.game(brk.error)
+        head["error"] = error[:MAX_ERROR]
+        over = budget.wire_size(build([])) - budget.room
+        if over > 0:  # an error longer than an answer: its start
+            head["error"] = fit_text(head["error"], cost(head["error"]) - over)
+    fitting = brk.stack[: budget.room // FRAME_FLOOR + 1]  # at most as many as could fit
+    frames = [
+        scrub.game_json({"path": f.path, "line": f.line, "function": f.function}) for f in fitting
+    ]
+    result, _ = budget.fit_list(frames, build)
+    return result
+
+
+def _frame(brk: Break | None, frame: int) -> None:
+    if brk is None:
+        raise Unavailable("the game is not stopped", remedy=Remedy.BREAK)
+    if frame >= len(brk.stack):
+        raise InvalidArgument(f"frame {frame} is not in the stack ({len(brk.stack)} frames)")
+
+
+async def breakpoints(call: Call) -> types.CallToolResult:
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    project = call.deps.runtime.project
+    add = await call.deps.runtime.disk(parse_breakpoints, project, a["set"] or [])
+    drop = await call.deps.runtime.disk(parse_breakpoints, project, a["clear"] or [])
+    future = {p: set(lines) for p, lines in debugger.breakpoints.items()}
+    for path, lines in drop.items():
+        future.get(path, set()).difference_update(lines)
+    for path, lines in add.items():
+        future.setdefault(path, set()).update(lines)
+    if sum(len(lines) for lines in future.values()) > MAX_BREAKPOINTS:
+        raise InvalidArgument(f"at most {MAX_BREAKPOINTS} breakpoints are in force at a time")
+    for path, lines in drop.items():
+        for line in sorted(lines):
+            await debugger.set_breakpoint(path, line, False)
+    for path, lines in add.items():
+        for line in sorted(lines):
+            await debugger.set_breakpoint(path, line, True)
+    listed = [
+        f"{p}:{n}" for p in sorted(debugger.breakpoints) for n in sorted(debugger.breakpoints[p])
+    ]
+    return ok(breakpoints=listed)
+
+
+async def state(call: Call) -> types.CallToolResult:
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    brk = debugger.stopped
+    if brk is None and a["wait_seconds"] > 0:
+        brk = await debugger.wait_stopped(a["wait_seconds"])
+    managed.debugger()  # lost while waiting: said as such
+    return _state(brk, managed.game.scrub, call.budget)
+
+
+async def variables(call: Call) -> types.CallToolResult:
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    _frame(debugger.stopped, a["frame"])
+    got = await debugger.variables(a["frame"])
+    scrub = managed.game.scrub
+    return ok(
+        locals=scrub.game_json({k: to_json(v) for k, v in got.locals.items()}),
+        members=scrub.game_json({k: to_json(v) for k, v in got.members.items()}),
+        truncated=got.truncated,
+    )
+
+
+async def evaluate(call: Call) -> types.CallToolResult:
+    call.deps.disclosure.require_writes()
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    if debugger.major < 4:
+        version = engine_name(managed.game.engine_version)
+        raise Unavailable(f"{version}'s debugger has no evaluation")
+    brk = debugger.stopped
+    _frame(brk, a["frame"])
+    value = await debugger.evaluate(a["expression"], a["frame"])
+    return ok(value=managed.game.scrub.game_json(to_json(value)))
+
+
+async def control(call: Call) -> types.CallToolResult:
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    action = a["action"]
+    if action == "out" and debugger.major < 4:
+        version = engine_name(managed.game.engine_version)
+        raise Unavailable(f"{version}'s debugger has no step out")
+    if action in ("step", "next", "out") and debugger.stopped is None:
+        raise InvalidArgument("the game is not stopped")
+    if action == "continue" and debugger.stopped is None:
+        return ok(state="running")
+    brk = await debugger.control(action, a["timeout_seconds"])
+    managed.debugger()
+    if action == "continue":
+        return ok(state="running")
+    if brk is None:
+        seconds = f"{a['timeout_seconds']:g}"
+        raise Timeout(f"the game did not stop within {seconds} s", state="running")
+    return _state(brk, managed.game.scrub, call.budget)
+
+
+async def profile(call: Call) -> types.CallToolResult:
+    a = call.args
+    managed = call.deps.games.get(call.caller, a["session_id"])
+    debugger = managed.debugger()
+    scrub = managed.game.scrub
+    got = await debugger.profile(a["seconds"])
+    rows = [
+        {
+            "function": scrub.game(m.function),
+            "path": scrub.game(m.path),
+            "line": m.line,
+            "calls": m.calls,
+            "self_ms": m.self_ms,
+            "total_ms": m.total_ms,
+        }
+        for m in got.functions[: a["max_functions"]]
+    ]
+
+    def build(kept: Sequence[dict[str, Any]]) -> types.CallToolResult:
+        truncated = len(kept) < len(got.functions)
+        return ok(frames=got.frames, functions=list(kept), dropped=got.dropped, truncated=truncated)
+
+    result, _ = call.budget.fit_list(rows, build)
+    return result
+
+
+async def reload(call: Call) -> types.CallToolResult:
+    a = call.args
+    deps = call.deps
+    paths = a["paths"] or []
+    done = await reload_scripts(deps.games, deps.checks, call.caller, a["session_id"], paths)
+    return ok(reloaded=done)
+
+
+def reload_availability(deps: ServerDeps) -> str:
+    why = deps.checks.availability()
+    return availability_of(deps) if why == "available" else why
+
+
+def evaluate_availability(deps: ServerDeps) -> str:
+    if not deps.disclosure.writes:
+        return f"unavailable: {WRITES_DISABLED}"
+    install = deps.runtime.godot
+    majors = {install.major, install.headless_major} - {None}
+    if majors and max(m for m in majors if m is not None) < 4:
+        return f"unavailable: {engine_name(install.version)}'s debugger has no evaluation"
+    return availability_of(deps)
+
+
+_FRAME_ARG = Arg("frame", "integer", "index into stack", minimum=0, maximum=1000, default=0)
+_VALUES = {"type": "object", "additionalProperties": VALUE}
+
+TOOLS = [
+    Tool(
+        "runtime.debug.breakpoints",
+        "Set or clear breakpoints",
+        "Set and clear res://path.gd:LINE breakpoints of a game started with debug; answers "
+        "every breakpoint in force.",
+        breakpoints,
+        args=(
+            SESSION_ID,
+            Arg("set", "array", max_items=MAX_BREAKPOINTS, schema_extra={"items": STRING}),
+            Arg("clear", "array", max_items=MAX_BREAKPOINTS, schema_extra={"items": STRING}),
+        ),
+        answer={"breakpoints": BREAKPOINT_LIST},
+        required=("breakpoints",),
+        idempotent=True,
+        availability=availability_of,
+        toolset="debug",
+    ),
+    Tool(
+        "runtime.debug.state",
+        "Where a debugged game is",
+        "Whether a debugged game runs or is stopped at a break, and there why (breakpoint, "
+        "error, step, break) and its stack, innermost first (as many frames as fit; depth is "
+        "the whole stack's); wait_seconds waits for a break.",
+        state,
+        args=(
+            SESSION_ID,
+            Arg("wait_seconds", "number", "wait for a break", minimum=0, maximum=30, default=0),
+        ),
+        answer=STATE,
+        required=("state",),
+        read_only=True,
+        idempotent=True,
+        availability=availability_of,
+        toolset="debug",
+    ),
+    Tool(
+        "runtime.debug.variables",
+        "Read a stopped frame's variables",
+        f"The locals and the members (self and its script variables) of one frame of a "
+        f"stopped game, as JSON values; at most {MAX_VARIABLES} of each.",
+        variables,
+        args=(SESSION_ID, _FRAME_ARG),
+        answer={"locals": _VALUES, "members": _VALUES, "truncated": BOOLEAN},
+        required=("locals", "members", "truncated"),
+        read_only=True,
+        idempotent=True,
+        availability=availability_of,
+        toolset="debug",
+    ),
+    Tool(
+        "runtime.debug.evaluate",
+        "Evaluate an expression at a break",
+        "Evaluate an expression of the engine's own language in a stopped frame (its self and "
+        "locals in scope); Godot 4 only. Over HTTP only with --allow-runtime-writes.",
+        evaluate,
+        args=(
+            SESSION_ID,
+            Arg(
+                "expression",
+                "string",
+                required=True,
+                schema_extra={"minLength": 1, "maxLength": 1000},
+            ),
+            _FRAME_ARG,
+        ),
+        answer={"value": VALUE},
+        required=("value",),
+        destructive=True,
+        availability=evaluate_availability,
+        toolset="debug",
+    ),
+    Tool(
+        "runtime.debug.control",
+        "Continue, step or break a game",
+        "Resume a stopped game (continue), step into, over or out of calls, or stop it now "
+        "(break); answers the state after it, the new break for steps and break.",
+        control,
+        args=(
+            SESSION_ID,
+            Arg("action", "string", choices=ACTIONS, required=True),
+            Arg("timeout_seconds", "number", minimum=0.1, maximum=30, default=10),
+        ),
+        answer=STATE,
+        required=("state",),
+        idempotent=False,
+        availability=availability_of,
+        toolset="debug",
+    ),
+    Tool(
+        "runtime.profile.capture",
+        "Profile a debugged game's scripts",
+        "Run the engine's own script profiler for some seconds of a game started with debug: "
+        "the functions it measured with calls, self and total ms, busiest (self) first; "
+        "dropped counts those whose figures were no finite numbers.",
+        profile,
+        args=(
+            SESSION_ID,
+            Arg("seconds", "number", "wall-clock seconds", minimum=0.1, maximum=10, default=2),
+            Arg("max_functions", "integer", minimum=1, maximum=200, default=50),
+        ),
+        answer={
+            "frames": INTEGER,
+            "functions": {"type": "array", "items": MEASURED},
+            "dropped": INTEGER,
+            "truncated": BOOLEAN,
+        },
+        required=("frames", "functions", "dropped", "truncated"),
+        read_only=True,
+        availability=availability_of,
+        toolset="debug",
+    ),
+    Tool(
+        "runtime.scripts.reload",
+        "Reload changed scripts in a game",
+        "Make a running game use its scripts as they are on disk now, without a restart "
+        "(members keep their values); checked first: a script that does not parse is "
+        "refused with its place. Default: every script the game uses.",
+        reload,
+        args=(
+            SESSION_ID,
+            Arg(
+                "paths",
+                "array",
+                "res://…gd scripts",
+                min_items=1,
+                max_items=MAX_PATHS,
+                schema_extra={"items": {"type": "string", "maxLength": 1024}},
+            ),
+        ),
+        answer={"reloaded": {"type": "array", "items": STRING}},
+        required=("reloaded",),
+        idempotent=True,
+        availability=reload_availability,
+        toolset="debug",
+    ),
+]

@@ -1,0 +1,100 @@
+"""Private copies of a never-imported project, imported first: what a check and an export
+run on (``project.import`` itself is :mod:`imports`). Kept apart from it so that the export
+service, which ``project.import`` takes its slots from, can call it too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from godot_mcp.engine.process.redact import as_res
+from godot_mcp.engine.project import tree
+from godot_mcp.engine.project.imported import never_imported
+from godot_mcp.errors import Unavailable
+from godot_mcp.features import importer
+from godot_mcp.features.importer import Importer, Outcome, Progress
+from godot_mcp.runtime.context import Runtime
+
+__all__ = ["COPY_IMPORTED", "ImportedCopy", "copy_imported", "import_copy", "imported_copy"]
+
+COPY_IMPORTED = (
+    "the project was never imported, so its private copy was imported first "
+    "(as the editor would) and that copy was {what}"
+)
+
+
+def copy_imported(what: str) -> str:
+    """The warning of a check (``what``: ``checked``) or an export (``exported``) whose
+    private copy was imported first."""
+    return COPY_IMPORTED.format(what=what)
+
+
+async def import_copy(
+    rt: Runtime,
+    copy: Path,
+    work_dir: Path,
+    progress: Progress | None = None,
+    *,
+    always: bool = False,
+    limit: float | None = None,
+) -> Outcome | None:
+    """Import the private copy ``copy`` in place when it was never imported, or ``always``
+    (``None``: it needed nothing). The engine's XDG dirs go to ``work_dir`` (made here,
+    removed after); the caller holds its slot. ``limit``: seconds the import may take at
+    most. Refusals are the import's (``ImportFailed``, ``ImportTimeout``)."""
+    install = rt.godot
+    if install.headless is None:
+        raise Unavailable("no headless Godot binary found (godot3-server or Godot 4)")
+    if not always and not await rt.disk(never_imported, copy, install.headless_major or 3):
+        return None
+    job = Importer(
+        install.headless,
+        install.headless_version,
+        work_dir,
+        copy,
+        private=rt.private_paths(),
+        engine=install.headless_name,
+        names=as_res(rt.project),
+    )
+    try:
+        await rt.disk(job.prepare)
+        job.launch()
+        bound = importer.time_limit(len(job.expected))
+        return await job.run(bound if limit is None else min(bound, limit), progress)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await job.stop()
+            await rt.disk(tree.remove, work_dir)
+
+
+@dataclass(frozen=True)
+class ImportedCopy:
+    """A never-imported project's private copy, imported: its own plan, the work dir that
+    holds it (removed by the caller when done) and the warning its answer carries."""
+
+    plan: tree.Plan
+    work: Path
+    warning: str
+
+
+async def imported_copy(
+    rt: Runtime, plan: tree.Plan, work: Path, what: str, progress: Progress | None = None
+) -> ImportedCopy | None:
+    """For a project that was never imported: a private copy of ``plan`` in ``work``
+    (made here), imported; ``None`` when the project needs no import. ``what``: what the
+    caller does with the copy (``checked``), for the warning."""
+    if not await rt.disk(never_imported, rt.project, rt.godot.headless_major or 3):
+        return None
+    copy = work / "project"
+    try:
+        await rt.disk(work.mkdir, 0o700)
+        await rt.disk(tree.copy, plan, copy)
+        await import_copy(rt, copy, work / "import", progress)
+        return ImportedCopy(await rt.disk(tree.plan, copy), work, copy_imported(what))
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await rt.disk(tree.remove, work)
+        raise

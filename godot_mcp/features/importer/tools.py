@@ -1,0 +1,68 @@
+"""``project.import``: the engine's own import of the project, its result moved in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcp import types
+
+from godot_mcp.features.importer import Outcome
+from godot_mcp.mcp.disclosure import WRITES_DISABLED
+from godot_mcp.mcp.outcomes import ok
+from godot_mcp.mcp.progress import Status
+from godot_mcp.mcp.spec import INTEGER, NUMBER, Tool
+
+if TYPE_CHECKING:
+    from godot_mcp.features.services import Call, ServerDeps
+
+
+def availability(deps: ServerDeps) -> str:
+    """It writes into the project: over HTTP only with --allow-runtime-writes."""
+    if not deps.disclosure.writes:
+        return f"unavailable: {WRITES_DISABLED}"
+    return deps.checks.imports.availability()
+
+
+async def project_import(call: Call) -> types.CallToolResult:
+    call.deps.disclosure.require_writes()
+    status = Status(call, "starting Godot")
+
+    async def seen(done: int, total: int) -> None:
+        await status.say(f"{done} of {total} files imported")
+
+    outcome: Outcome = await status.around(lambda: call.deps.checks.imports.run(seen))
+    ended = f"the import ended: {outcome.files} files imported"
+    if outcome.failed:
+        ended += f"; the engine could not import {', '.join(outcome.failed[:5])}"
+        ended += f" and {len(outcome.failed) - 5} more" if len(outcome.failed) > 5 else ""
+    await status.ended(ended[:1000])
+    return ok(imported={"files": outcome.files}, seconds=outcome.seconds)
+
+
+TOOLS = [
+    Tool(
+        "project.import",
+        "Import the project",
+        "Run the engine's own import of the project (what the editor does when it first opens "
+        "it: textures, sounds, models, fonts, translations; on Godot 4 also the global script "
+        "classes), headless on a private copy, then move into the project only what the import "
+        "writes: .godot/ (Godot 4) or .import/ (Godot 3), *.import and *.uid files; "
+        "project.godot is not written. A game of a project never imported is refused until it "
+        "is. Seconds to minutes, with progress notifications; one import at a time, holding an "
+        "export slot. Over HTTP only with --allow-runtime-writes (it writes into the project).",
+        project_import,
+        answer={
+            "imported": {
+                "type": "object",
+                "properties": {"files": INTEGER},
+                "required": ["files"],
+                "additionalProperties": False,
+            },
+            "seconds": NUMBER,
+        },
+        required=("imported", "seconds"),
+        idempotent=True,
+        availability=availability,
+        toolset="import",
+    ),
+]

@@ -1,0 +1,30 @@
+"""Scratch that servers killed before their shutdown left behind."""
+
+from __future__ import annotations
+
+from godot_mcp.engine.project import tree
+from godot_mcp.runtime.dirs import RuntimeDirs
+from godot_mcp.runtime.owner import alive
+from godot_mcp.store.store import ArtifactStore
+
+
+def sweep_dead_scratch(store: ArtifactStore) -> int:
+    """Remove the game and check scratch of server processes that are gone; returns how many.
+
+    Each server keeps its frames, game logs and Xvfb cookie in ``scratch/games/<pid>-<start>``
+    and its project checks in ``scratch/checks/<pid>-<start>``; one that was killed leaves them
+    behind. Judged by the same (pid, start) test as exports, so a live server's scratch is
+    never touched.
+    """
+    removed = 0
+    for kind in ("games", "checks"):
+        root = RuntimeDirs(store.layout.state_dir).scratch_dir / kind
+        if not root.is_dir():
+            continue
+        for entry in root.iterdir():
+            pid, _, start = entry.name.partition("-")
+            if pid.isdigit() and alive(int(pid), start):
+                continue
+            tree.remove(entry)
+            removed += 1
+    return removed
