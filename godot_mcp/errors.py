@@ -2,7 +2,7 @@
 
 Every failure a user can meet is one of these, every exception a part of the package raises
 past its own module is one of these, and the MCP edge maps each to exactly one outcome
-(``godot_mcp.edge.outcomes``): the outcome of the tree's class it is under, the outcome
+(``godot_mcp.mcp.outcomes``): the outcome of the tree's class it is under, the outcome
 column below. A feature's own class sets the words a client reads where it is raised (or in
 one function of the feature); no handler catches one to say it again as another. The whole
 tree, each class with its module (under ``godot_mcp``; none: this one)::
@@ -150,7 +150,7 @@ class PermissionDenied(GodotMcpError):
 class NotYours(PermissionDenied):
     """A thing that exists but is bound to another caller. Lower layers always raise this
     precise error; the edge's disclosure policy decides whether the caller hears it or the
-    unknown id's answer (``godot_mcp.edge.disclosure``)."""
+    unknown id's answer (``godot_mcp.mcp.disclosure``)."""
 
     def __init__(self, what: str) -> None:
         super().__init__(f"this {what} belongs to another caller")
