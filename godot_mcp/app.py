@@ -81,6 +81,8 @@ async def open_app(
     """Open the store, reconcile it, start services, build the server; clean up on exit."""
     from godot_mcp.features.api.service import ApiService
     from godot_mcp.features.check.service import CheckService
+    from godot_mcp.features.core.service import CoreService
+    from godot_mcp.features.debug.service import DebugService
     from godot_mcp.features.export.service import ExportService
     from godot_mcp.features.game.service import GameService
     from godot_mcp.features.testrun.service import TestService
@@ -113,15 +115,18 @@ async def open_app(
         games = GameService(runtime)
         await games.start_service()
         launch_id = new_id() if transport == "http" else None
+        checks = CheckService(runtime)
         deps = ServerDeps(
             runtime=runtime,
             transport=transport,
             launch_id=launch_id,
             limits=settings.limits,
             disclosure=Disclosure.of(transport, settings.allow_runtime_writes),
+            core=CoreService(runtime),
             games=games,
+            debug=DebugService(games, checks),
             exports=exports,
-            checks=CheckService(runtime),
+            checks=checks,
             tests=TestService(runtime),
             api=ApiService(runtime),
             names=settings.tool_names,

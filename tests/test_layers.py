@@ -240,3 +240,41 @@ def test_the_wheel_lists_every_package() -> None:
     }
     listed = {p for p in declared["packages"] if not p.startswith("godot_mcp.schema")}
     assert listed == found
+
+
+# What a tool handler may not reach past its service: the runtime and the store (which only
+# services hold), a session's game or debugger (engine objects the service works on).
+PAST_THE_SERVICE = {"runtime", "store", "rt", "game", "debugger"}
+
+
+def reached_past_the_service(source: str) -> list[str]:
+    """The attributes of ``source`` (a tools module) that reach past a service."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Attribute) or node.attr not in PAST_THE_SERVICE:
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id == "scrub":
+            continue  # Scrubber.game: the scrub of a game's text
+        found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_a_tool_handler_calls_its_service_never_an_engine_object() -> None:
+    wrong = []
+    tools = sorted((PACKAGE / "features").glob("*/tools*.py"))
+    assert len(tools) >= len(FEATURES)
+    for path in tools:
+        wrong += [
+            f"{path.relative_to(PACKAGE)} {w}" for w in reached_past_the_service(path.read_text())
+        ]
+    assert wrong == []
+    caught = reached_past_the_service(
+        "async def h(call):\n"
+        "    call.deps.games.get(call.caller, 'x').game.poll()\n"
+        "    await call.deps.runtime.disk(print)\n"
+        "    scrub.game('said')\n"
+    )
+    assert caught == [
+        "line 2: call.deps.games.get(call.caller, 'x').game",
+        "line 3: call.deps.runtime",
+    ]

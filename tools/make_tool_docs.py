@@ -1,8 +1,8 @@
 """Write the tool reference (docs/tools/) from the tool declarations.
 
 One page per toolset (``core`` and the groups ``--toolsets`` chooses from) and an index.
-Everything on them comes from the declarations in ``godot_mcp/features/*/tools*.py``: title, description,
-arguments with their ranges and defaults, answer fields, refusal outcomes, annotations.
+Everything on them comes from the declarations in ``godot_mcp/features/*/tools*.py``: title,
+description, arguments with their ranges and defaults, answer fields, refusal outcomes, annotations.
 ``tests/test_tool_docs.py`` fails when the committed pages differ from what this writes.
 
     python tools/make_tool_docs.py           # rewrite docs/tools/

@@ -9,6 +9,8 @@ from typing import Protocol
 
 from godot_mcp.features.api.service import ApiService
 from godot_mcp.features.check.service import CheckService
+from godot_mcp.features.core.service import CoreService
+from godot_mcp.features.debug.service import DebugService
 from godot_mcp.features.export.service import ExportService
 from godot_mcp.features.game.service import GameService
 from godot_mcp.features.testrun.service import TestService
@@ -21,7 +23,9 @@ log = logging.getLogger(__name__)
 class ServerDeps(Core):
     """Everything the tools need: the framework's part and each feature's service."""
 
+    core: CoreService
     games: GameService
+    debug: DebugService
     exports: ExportService
     checks: CheckService
     tests: TestService

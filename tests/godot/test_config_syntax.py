@@ -31,8 +31,10 @@ from godot_mcp.engine.project.presets import (
     read_presets,
     resource_sections,
 )
+from godot_mcp.features.core.service import CoreService
 from godot_mcp.features.core.tools import project_info
-from godot_mcp.mcp.deps import ToolCall
+from godot_mcp.features.services import Call
+from godot_mcp.runtime.context import Runtime
 from tests.support.engines import Engine
 
 SAMPLES = Path(__file__).parent / "config_samples"
@@ -371,9 +373,9 @@ def info(project: Path) -> dict[str, Any]:
         return fn(*args)
 
     engine = SimpleNamespace(version="4.6.3.stable", headless_version=None)
-    runtime = SimpleNamespace(godot=engine, disk=blocking)
-    deps = SimpleNamespace(project=project, runtime=runtime)
-    call = cast(ToolCall, SimpleNamespace(deps=deps, generation=3))
+    runtime = cast(Runtime, SimpleNamespace(godot=engine, disk=blocking, project=project))
+    deps = SimpleNamespace(core=CoreService(runtime))
+    call = cast(Call, SimpleNamespace(deps=deps, generation=3))
     result = anyio.run(project_info, call)
     assert result.structured_content is not None
     return result.structured_content

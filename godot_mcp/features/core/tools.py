@@ -6,34 +6,12 @@ from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
-from godot_mcp.engine.project.info import read_info
 from godot_mcp.mcp.outcomes import ok
 from godot_mcp.mcp.resources import blob_contents, read_artifact
 from godot_mcp.mcp.spec import BOOLEAN, INTEGER, NULL, STRING, TOOLSETS, Arg, Tool
 
 if TYPE_CHECKING:
-    from godot_mcp.features.services import Call, ServerDeps
-
-
-def _godot_facts(deps: ServerDeps) -> dict[str, Any]:
-    install = deps.runtime.godot
-    return {
-        "version": install.version,
-        "headless_version": install.headless_version,
-        "major": install.major,
-        "dotnet": install.dotnet,
-    }
-
-
-def capacity(deps: ServerDeps) -> dict[str, int]:
-    """The ``capacity`` object of ``server.profile``."""
-    cap = deps.runtime.capacity
-    return {
-        "max_game_sessions": cap.max_game_sessions,
-        "max_exports": cap.max_exports,
-        "game_sessions_running": deps.games.running(),
-        "exports_running": deps.exports.running(),
-    }
+    from godot_mcp.features.services import Call
 
 
 async def server_profile(call: Call) -> types.CallToolResult:
@@ -44,18 +22,16 @@ async def server_profile(call: Call) -> types.CallToolResult:
             "store_budget_bytes": deps.limits.store_budget_bytes,
             "retention_seconds": deps.limits.retention_seconds,
         },
-        capacity=capacity(deps),
+        capacity=deps.core.capacity(deps.games.running(), deps.exports.running()),
         transport=deps.transport,
-        godot=_godot_facts(deps),
+        godot=deps.core.godot(),
         toolsets={name: name in deps.toolsets for name in TOOLSETS},
         availability={tools.listed(t): t.availability(deps) for t in tools.all},
     )
 
 
 async def project_info(call: Call) -> types.CallToolResult:
-    install = call.deps.runtime.godot
-    version = install.version or install.headless_version
-    info = await call.deps.runtime.disk(read_info, call.deps.project, version)
+    info = await call.deps.core.info()
     fields: dict[str, Any] = {"warnings": info.warnings} if info.warnings else {}
     return ok(
         name=info.name,
@@ -69,8 +45,7 @@ async def project_info(call: Call) -> types.CallToolResult:
 
 
 async def project_reload(call: Call) -> types.CallToolResult:
-    state = await call.deps.runtime.blocking(call.deps.store.projects.advance, call.deps.project)
-    return ok(generation=state.generation)
+    return ok(generation=await call.deps.core.reload())
 
 
 async def artifacts_read(call: Call) -> types.CallToolResult:

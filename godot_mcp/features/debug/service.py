@@ -1,4 +1,6 @@
-"""``runtime.scripts.reload``: a running game takes the project's scripts as they are now.
+"""The debug feature's service: a game's debugger for the ``runtime.debug.*`` and profile
+tools (:class:`DebugService`), and ``runtime.scripts.reload``: a running game takes the
+project's scripts as they are now.
 
 The scripts are checked first with ``project.check``'s own run (the project's headless Godot,
 sandboxed): one that does not parse is refused with its place and the engine's message, and
@@ -17,16 +19,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from godot_mcp.engine.debugger import Break, Profiled, to_json
+from godot_mcp.engine.process.locate import engine_name
+from godot_mcp.engine.process.redact import Scrubber
 from godot_mcp.engine.project import reach, tree
-from godot_mcp.errors import InvalidArgument, quoted
+from godot_mcp.errors import InvalidArgument, Remedy, Timeout, Unavailable, quoted
 from godot_mcp.features import check
 from godot_mcp.features.check.service import CheckService
-from godot_mcp.features.game.debugging import project_script
-from godot_mcp.features.game.service import GameService
+from godot_mcp.features.game.debugging import MAX_BREAKPOINTS, parse_breakpoints, project_script
+from godot_mcp.features.game.service import GameService, Managed
 from godot_mcp.store.values import Caller
 
-__all__ = ["MAX_PATHS", "reload_scripts"]
+__all__ = ["MAX_PATHS", "DebugService", "reload_scripts"]
 
 MAX_PATHS = 200
 READER = "reloads"  # a refusal's words: "reloads read the project only"
@@ -98,3 +104,133 @@ async def reload_scripts(
         await debug.reload_scripts(targets)
         return targets
     return await managed.game.reload(targets)
+
+
+def _frame(brk: Break | None, frame: int) -> None:
+    if brk is None:
+        raise Unavailable("the game is not stopped", remedy=Remedy.BREAK)
+    if frame >= len(brk.stack):
+        raise InvalidArgument(f"frame {frame} is not in the stack ({len(brk.stack)} frames)")
+
+
+class DebugService:
+    """The debuggers of the games a server started with ``debug``, bound to their callers;
+    each answer that carries the game's own texts comes with the game's scrubber."""
+
+    def __init__(self, games: GameService, checks: CheckService) -> None:
+        self.games = games
+        self.checks = checks
+
+    def _managed(self, caller: Caller, session_id: str) -> Managed:
+        managed = self.games.get(caller, session_id)
+        managed.debugger()  # none, or lost: said as such
+        return managed
+
+    async def breakpoints(
+        self, caller: Caller, session_id: str, add: Sequence[str], drop: Sequence[str]
+    ) -> list[str]:
+        """Set ``add`` and clear ``drop`` (``res://path.gd:line``); those now in force."""
+        debugger = self._managed(caller, session_id).debugger()
+        rt = self.games.rt
+        adding = await rt.disk(parse_breakpoints, rt.project, add)
+        dropping = await rt.disk(parse_breakpoints, rt.project, drop)
+        future = {p: set(lines) for p, lines in debugger.breakpoints.items()}
+        for path, lines in dropping.items():
+            future.get(path, set()).difference_update(lines)
+        for path, lines in adding.items():
+            future.setdefault(path, set()).update(lines)
+        if sum(len(lines) for lines in future.values()) > MAX_BREAKPOINTS:
+            raise InvalidArgument(f"at most {MAX_BREAKPOINTS} breakpoints are in force at a time")
+        for path, lines in dropping.items():
+            for line in sorted(lines):
+                await debugger.set_breakpoint(path, line, False)
+        for path, lines in adding.items():
+            for line in sorted(lines):
+                await debugger.set_breakpoint(path, line, True)
+        held = debugger.breakpoints
+        return [f"{p}:{n}" for p in sorted(held) for n in sorted(held[p])]
+
+    async def state(
+        self, caller: Caller, session_id: str, wait_seconds: float
+    ) -> tuple[Break | None, Scrubber]:
+        """Where the game is stopped (None: running), after waiting up to ``wait_seconds``
+        for a stop when it runs."""
+        managed = self._managed(caller, session_id)
+        debugger = managed.debugger()
+        brk = debugger.stopped
+        if brk is None and wait_seconds > 0:
+            brk = await debugger.wait_stopped(wait_seconds)
+        managed.debugger()  # lost while waiting: said as such
+        return brk, managed.game.scrub
+
+    async def variables(self, caller: Caller, session_id: str, frame: int) -> dict[str, Any]:
+        """A stopped frame's locals and members as JSON values, the game's texts scrubbed."""
+        managed = self._managed(caller, session_id)
+        debugger = managed.debugger()
+        _frame(debugger.stopped, frame)
+        got = await debugger.variables(frame)
+        scrub = managed.game.scrub
+        return {
+            "locals": scrub.game_json({k: to_json(v) for k, v in got.locals.items()}),
+            "members": scrub.game_json({k: to_json(v) for k, v in got.members.items()}),
+            "truncated": got.truncated,
+        }
+
+    async def evaluate(self, caller: Caller, session_id: str, expression: str, frame: int) -> Any:
+        """``expression`` evaluated in a stopped frame, as a JSON value."""
+        managed = self._managed(caller, session_id)
+        debugger = managed.debugger()
+        if debugger.major < 4:
+            version = engine_name(managed.game.engine_version)
+            raise Unavailable(f"{version}'s debugger has no evaluation")
+        _frame(debugger.stopped, frame)
+        value = await debugger.evaluate(expression, frame)
+        return managed.game.scrub.game_json(to_json(value))
+
+    async def control(
+        self, caller: Caller, session_id: str, action: str, timeout: float
+    ) -> tuple[Break | None, Scrubber]:
+        """Continue, step, step over, step out or break; where the game stopped (None:
+        running, after ``continue``)."""
+        managed = self._managed(caller, session_id)
+        debugger = managed.debugger()
+        if action == "out" and debugger.major < 4:
+            version = engine_name(managed.game.engine_version)
+            raise Unavailable(f"{version}'s debugger has no step out")
+        if action in ("step", "next", "out") and debugger.stopped is None:
+            raise InvalidArgument("the game is not stopped")
+        if action == "continue" and debugger.stopped is None:
+            return None, managed.game.scrub
+        brk = await debugger.control(action, timeout)
+        managed.debugger()
+        if action == "continue":
+            return None, managed.game.scrub
+        if brk is None:
+            raise Timeout(f"the game did not stop within {timeout:g} s", state="running")
+        return brk, managed.game.scrub
+
+    async def profile(
+        self, caller: Caller, session_id: str, seconds: float
+    ) -> tuple[Profiled, Scrubber]:
+        """The engine's script profiler over ``seconds`` of the game's run."""
+        managed = self._managed(caller, session_id)
+        return await managed.debugger().profile(seconds), managed.game.scrub
+
+    async def reload(self, caller: Caller, session_id: str, paths: list[str]) -> list[str]:
+        """:func:`reload_scripts` in the caller's game."""
+        return await reload_scripts(self.games, self.checks, caller, session_id, paths)
+
+    def reload_availability(self) -> str:
+        why = self.checks.availability()
+        if why != "available":
+            return why
+        answers = [self.games.availability(m) for m in ("windowed", "headless")]
+        return "available" if "available" in answers else answers[0]
+
+    def evaluate_availability(self) -> str | None:
+        """Why no engine here evaluates (all are Godot 3), or None."""
+        install = self.games.rt.godot
+        majors = {install.major, install.headless_major} - {None}
+        if majors and max(m for m in majors if m is not None) < 4:
+            return f"unavailable: {engine_name(install.version)}'s debugger has no evaluation"
+        return None

@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
-from godot_mcp.engine.debugger import MAX_VARIABLES, Break, to_json
-from godot_mcp.engine.process.locate import engine_name
+from godot_mcp.engine.debugger import MAX_VARIABLES, Break
 from godot_mcp.engine.process.redact import Scrubber
-from godot_mcp.errors import InvalidArgument, Remedy, Timeout, Unavailable
-from godot_mcp.features.debug.service import MAX_PATHS, reload_scripts
-from godot_mcp.features.game.debugging import MAX_BREAKPOINTS, parse_breakpoints
+from godot_mcp.features.debug.service import MAX_PATHS
+from godot_mcp.features.game.debugging import MAX_BREAKPOINTS
 from godot_mcp.features.game.tools import (
     SESSION_ID,
     VALUE,
@@ -88,106 +86,47 @@ def _state(brk: Break | None, scrub: Scrubber, budget: Budget) -> types.CallTool
     return result
 
 
-def _frame(brk: Break | None, frame: int) -> None:
-    if brk is None:
-        raise Unavailable("the game is not stopped", remedy=Remedy.BREAK)
-    if frame >= len(brk.stack):
-        raise InvalidArgument(f"frame {frame} is not in the stack ({len(brk.stack)} frames)")
-
-
 async def breakpoints(call: Call) -> types.CallToolResult:
     a = call.args
-    managed = call.deps.games.get(call.caller, a["session_id"])
-    debugger = managed.debugger()
-    project = call.deps.runtime.project
-    add = await call.deps.runtime.disk(parse_breakpoints, project, a["set"] or [])
-    drop = await call.deps.runtime.disk(parse_breakpoints, project, a["clear"] or [])
-    future = {p: set(lines) for p, lines in debugger.breakpoints.items()}
-    for path, lines in drop.items():
-        future.get(path, set()).difference_update(lines)
-    for path, lines in add.items():
-        future.setdefault(path, set()).update(lines)
-    if sum(len(lines) for lines in future.values()) > MAX_BREAKPOINTS:
-        raise InvalidArgument(f"at most {MAX_BREAKPOINTS} breakpoints are in force at a time")
-    for path, lines in drop.items():
-        for line in sorted(lines):
-            await debugger.set_breakpoint(path, line, False)
-    for path, lines in add.items():
-        for line in sorted(lines):
-            await debugger.set_breakpoint(path, line, True)
-    listed = [
-        f"{p}:{n}" for p in sorted(debugger.breakpoints) for n in sorted(debugger.breakpoints[p])
-    ]
-    return ok(breakpoints=listed)
+    held = await call.deps.debug.breakpoints(
+        call.caller, a["session_id"], a["set"] or [], a["clear"] or []
+    )
+    return ok(breakpoints=held)
 
 
 async def state(call: Call) -> types.CallToolResult:
     a = call.args
-    managed = call.deps.games.get(call.caller, a["session_id"])
-    debugger = managed.debugger()
-    brk = debugger.stopped
-    if brk is None and a["wait_seconds"] > 0:
-        brk = await debugger.wait_stopped(a["wait_seconds"])
-    managed.debugger()  # lost while waiting: said as such
-    return _state(brk, managed.game.scrub, call.budget)
+    brk, scrub = await call.deps.debug.state(call.caller, a["session_id"], a["wait_seconds"])
+    return _state(brk, scrub, call.budget)
 
 
 async def variables(call: Call) -> types.CallToolResult:
     a = call.args
-    managed = call.deps.games.get(call.caller, a["session_id"])
-    debugger = managed.debugger()
-    _frame(debugger.stopped, a["frame"])
-    got = await debugger.variables(a["frame"])
-    scrub = managed.game.scrub
-    return ok(
-        locals=scrub.game_json({k: to_json(v) for k, v in got.locals.items()}),
-        members=scrub.game_json({k: to_json(v) for k, v in got.members.items()}),
-        truncated=got.truncated,
-    )
+    return ok(**await call.deps.debug.variables(call.caller, a["session_id"], a["frame"]))
 
 
 async def evaluate(call: Call) -> types.CallToolResult:
     call.deps.disclosure.require_writes()
     a = call.args
-    managed = call.deps.games.get(call.caller, a["session_id"])
-    debugger = managed.debugger()
-    if debugger.major < 4:
-        version = engine_name(managed.game.engine_version)
-        raise Unavailable(f"{version}'s debugger has no evaluation")
-    brk = debugger.stopped
-    _frame(brk, a["frame"])
-    value = await debugger.evaluate(a["expression"], a["frame"])
-    return ok(value=managed.game.scrub.game_json(to_json(value)))
+    value = await call.deps.debug.evaluate(
+        call.caller, a["session_id"], a["expression"], a["frame"]
+    )
+    return ok(value=value)
 
 
 async def control(call: Call) -> types.CallToolResult:
     a = call.args
-    managed = call.deps.games.get(call.caller, a["session_id"])
-    debugger = managed.debugger()
-    action = a["action"]
-    if action == "out" and debugger.major < 4:
-        version = engine_name(managed.game.engine_version)
-        raise Unavailable(f"{version}'s debugger has no step out")
-    if action in ("step", "next", "out") and debugger.stopped is None:
-        raise InvalidArgument("the game is not stopped")
-    if action == "continue" and debugger.stopped is None:
-        return ok(state="running")
-    brk = await debugger.control(action, a["timeout_seconds"])
-    managed.debugger()
-    if action == "continue":
-        return ok(state="running")
+    brk, scrub = await call.deps.debug.control(
+        call.caller, a["session_id"], a["action"], a["timeout_seconds"]
+    )
     if brk is None:
-        seconds = f"{a['timeout_seconds']:g}"
-        raise Timeout(f"the game did not stop within {seconds} s", state="running")
-    return _state(brk, managed.game.scrub, call.budget)
+        return ok(state="running")
+    return _state(brk, scrub, call.budget)
 
 
 async def profile(call: Call) -> types.CallToolResult:
     a = call.args
-    managed = call.deps.games.get(call.caller, a["session_id"])
-    debugger = managed.debugger()
-    scrub = managed.game.scrub
-    got = await debugger.profile(a["seconds"])
+    got, scrub = await call.deps.debug.profile(call.caller, a["session_id"], a["seconds"])
     rows = [
         {
             "function": scrub.game(m.function),
@@ -210,25 +149,18 @@ async def profile(call: Call) -> types.CallToolResult:
 
 async def reload(call: Call) -> types.CallToolResult:
     a = call.args
-    deps = call.deps
-    paths = a["paths"] or []
-    done = await reload_scripts(deps.games, deps.checks, call.caller, a["session_id"], paths)
+    done = await call.deps.debug.reload(call.caller, a["session_id"], a["paths"] or [])
     return ok(reloaded=done)
 
 
 def reload_availability(deps: ServerDeps) -> str:
-    why = deps.checks.availability()
-    return availability_of(deps) if why == "available" else why
+    return deps.debug.reload_availability()
 
 
 def evaluate_availability(deps: ServerDeps) -> str:
     if not deps.disclosure.writes:
         return f"unavailable: {WRITES_DISABLED}"
-    install = deps.runtime.godot
-    majors = {install.major, install.headless_major} - {None}
-    if majors and max(m for m in majors if m is not None) < 4:
-        return f"unavailable: {engine_name(install.version)}'s debugger has no evaluation"
-    return availability_of(deps)
+    return deps.debug.evaluate_availability() or availability_of(deps)
 
 
 _FRAME_ARG = Arg("frame", "integer", "index into stack", minimum=0, maximum=1000, default=0)

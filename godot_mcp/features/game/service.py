@@ -46,6 +46,7 @@ from godot_mcp.features.game import (
     wait_until,
 )
 from godot_mcp.features.game.debugging import DebugLaunch, parse_breakpoints
+from godot_mcp.features.game.protocol import Applied, Clock, Perf, Tree, Values, Written
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
@@ -91,6 +92,16 @@ class Managed:
     owner: Caller
     debug: DebugLaunch | None = None
     warnings: list[str] = field(default_factory=list)  # what its start said to know
+
+    def summary(self) -> dict[str, Any]:
+        """The session as ``runtime.session.start`` and ``.list`` show it."""
+        out: dict[str, Any] = {"id": self.id, "mode": self.game.mode, "state": self.game.poll()}
+        if self.game.exit_code is not None:
+            out["exit_code"] = self.game.exit_code
+        if self.debug is not None:
+            debugger = self.debug.debugger
+            out["debug"] = debugger is not None and debugger.lost is None
+        return out
 
     def debugger(self) -> Debugger:
         """The session's debugger; ``Unavailable`` when it has none (any more)."""
@@ -297,9 +308,38 @@ class GameService:
         answer's budget gives it; none without one."""
         return max(0, self.preview_budget()) if self.preview_budget is not None else 0
 
-    def game(self, caller: Caller, session_id: str) -> GameSession:
-        """The caller's game, for its typed commands (tree, time, input, values, perf)."""
-        return self.get(caller, session_id).game
+    async def send_input(self, caller: Caller, session_id: str, events: Sequence[Any]) -> Applied:
+        """Inject input events into the caller's game, in order."""
+        return await self.get(caller, session_id).game.send_input(events, timeout=30)
+
+    async def tree(
+        self, caller: Caller, session_id: str, root: str, depth: int, max_nodes: int
+    ) -> Tree:
+        """The caller's game's scene tree from ``root``, bounded in depth and nodes."""
+        return await self.get(caller, session_id).game.tree(root, depth, max_nodes)
+
+    async def time(
+        self, caller: Caller, session_id: str, action: str, frames: int, time_scale: float
+    ) -> Clock:
+        """Pause, resume, step ``frames`` or scale the caller's game's time."""
+        game = self.get(caller, session_id).game
+        return await game.time(action, frames, time_scale, timeout=10 + frames / 10)
+
+    async def get_values(
+        self, caller: Caller, session_id: str, path: str, properties: Sequence[str] | None
+    ) -> Values:
+        """A node's class and properties (all of them, or those named)."""
+        return await self.get(caller, session_id).game.get(path, properties)
+
+    async def set_values(
+        self, caller: Caller, session_id: str, path: str, values: dict[str, Any]
+    ) -> Written:
+        """Set a node's properties; the values as the node now holds them."""
+        return await self.get(caller, session_id).game.set(path, values)
+
+    async def perf(self, caller: Caller, session_id: str) -> Perf:
+        """The engine's performance monitors, read at one frame."""
+        return await self.get(caller, session_id).game.perf()
 
     async def call_method(
         self, caller: Caller, session_id: str, path: str, method: str, args: Sequence[Any]

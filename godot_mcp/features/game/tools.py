@@ -25,7 +25,6 @@ from godot_mcp.features.game import (
     encode_cursor,
 )
 from godot_mcp.features.game.debugging import MAX_BREAKPOINTS
-from godot_mcp.features.game.service import Managed
 from godot_mcp.mcp.budget import cost, fit_text, marker
 from godot_mcp.mcp.describe import artifact_dict, resource_link
 from godot_mcp.mcp.disclosure import WRITES_DISABLED
@@ -65,32 +64,23 @@ def availability_of(deps: ServerDeps) -> str:
     return _availability("windowed", "headless")(deps)
 
 
-def _session(m: Managed) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": m.id, "mode": m.game.mode, "state": m.game.poll()}
-    if m.game.exit_code is not None:
-        out["exit_code"] = m.game.exit_code
-    if m.debug is not None:
-        debugger = m.debug.debugger
-        out["debug"] = debugger is not None and debugger.lost is None
-    return out
-
-
 async def session_start(call: Call) -> types.CallToolResult:
     a = call.args
     managed = await call.deps.games.start(
         call.caller, a["mode"], a["scene"], a["args"], a["debug"], a["breakpoints"]
     )
     fields: dict[str, Any] = {"warnings": list(managed.warnings)} if managed.warnings else {}
-    return ok(session=_session(managed), **fields)
+    return ok(session=managed.summary(), **fields)
 
 
 async def session_list(call: Call) -> types.CallToolResult:
-    return ok(sessions=[_session(m) for m in call.deps.games.list(call.caller)])
+    return ok(sessions=[m.summary() for m in call.deps.games.list(call.caller)])
 
 
 async def session_stop(call: Call) -> types.CallToolResult:
     managed = await call.deps.games.stop(call.caller, call.args["session_id"])
-    return ok(state=managed.game.poll(), exit_code=managed.game.exit_code)
+    stopped = managed.summary()
+    return ok(state=stopped["state"], exit_code=stopped.get("exit_code"))
 
 
 async def screenshot(call: Call) -> types.CallToolResult:
@@ -466,15 +456,15 @@ def check_events(events: list[Any]) -> list[Any]:
 
 async def input_send(call: Call) -> types.CallToolResult:
     a = call.args
-    game = call.deps.games.game(call.caller, a["session_id"])
-    applied = await game.send_input(a["events"], timeout=30)
+    applied = await call.deps.games.send_input(call.caller, a["session_id"], a["events"])
     return ok(applied=applied.applied, frame=applied.frame)
 
 
 async def scene_tree(call: Call) -> types.CallToolResult:
     a = call.args
-    game = call.deps.games.game(call.caller, a["session_id"])
-    tree = await game.tree(a["root"], a["depth"], a["max_nodes"])
+    tree = await call.deps.games.tree(
+        call.caller, a["session_id"], a["root"], a["depth"], a["max_nodes"]
+    )
     found = tree.nodes
 
     def build(nodes: Sequence[Any]) -> types.CallToolResult:
@@ -497,8 +487,9 @@ async def time_control(call: Call) -> types.CallToolResult:
     if action == "scale" and a["time_scale"] is None:
         raise InvalidArgument("time_scale is required for scale")
     frames = a["frames"] or 1
-    game = call.deps.games.game(call.caller, a["session_id"])
-    clock = await game.time(action, frames, a["time_scale"] or 1.0, timeout=10 + frames / 10)
+    clock = await call.deps.games.time(
+        call.caller, a["session_id"], action, frames, a["time_scale"] or 1.0
+    )
     return ok(paused=clock.paused, time_scale=clock.time_scale, frame=clock.frame)
 
 
@@ -601,8 +592,9 @@ def writes_availability(deps: ServerDeps) -> str:
 
 async def node_get(call: Call) -> types.CallToolResult:
     a = call.args
-    game = call.deps.games.game(call.caller, a["session_id"])
-    read = await game.get(a["path"], a["properties"])
+    read = await call.deps.games.get_values(
+        call.caller, a["session_id"], a["path"], a["properties"]
+    )
     budget = call.budget
     # A value larger than a whole answer stands as a marker; the others shrink as a list.
     pairs = [(k, v if cost(v) < budget.room else marker(_size(v))) for k, v in read.values.items()]
@@ -623,8 +615,8 @@ def _size(value: Any) -> int:
 async def node_set(call: Call) -> types.CallToolResult:
     call.deps.disclosure.require_writes()
     a = call.args
-    game = call.deps.games.game(call.caller, a["session_id"])
-    return ok(values=(await game.set(a["path"], a["values"])).values)
+    written = await call.deps.games.set_values(call.caller, a["session_id"], a["path"], a["values"])
+    return ok(values=written.values)
 
 
 async def node_call(call: Call) -> types.CallToolResult:

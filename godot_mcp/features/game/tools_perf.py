@@ -28,7 +28,7 @@ FIELDS = {
 
 
 async def perf_read(call: Call) -> types.CallToolResult:
-    perf = await call.deps.games.game(call.caller, call.args["session_id"]).perf()
+    perf = await call.deps.games.perf(call.caller, call.args["session_id"])
     return ok(**{name: getattr(perf, name) for name in FIELDS})
 
 

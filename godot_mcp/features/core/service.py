@@ -1,0 +1,46 @@
+"""The core tools' service: the engine found, the project's facts, its generation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from godot_mcp.engine.project.info import ProjectInfo, read_info
+from godot_mcp.runtime.context import Runtime
+
+
+class CoreService:
+    """What ``server.profile``, ``project.info`` and ``project.reload`` read and change."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    def godot(self) -> dict[str, Any]:
+        """The engine this server runs, as ``server.profile`` says it."""
+        install = self.rt.godot
+        return {
+            "version": install.version,
+            "headless_version": install.headless_version,
+            "major": install.major,
+            "dotnet": install.dotnet,
+        }
+
+    def capacity(self, games_running: int, exports_running: int) -> dict[str, int]:
+        """The ``capacity`` object of ``server.profile``."""
+        cap = self.rt.capacity
+        return {
+            "max_game_sessions": cap.max_game_sessions,
+            "max_exports": cap.max_exports,
+            "game_sessions_running": games_running,
+            "exports_running": exports_running,
+        }
+
+    async def info(self) -> ProjectInfo:
+        """The project's name, main scene, presets and what it needs of its engine."""
+        install = self.rt.godot
+        version = install.version or install.headless_version
+        return await self.rt.disk(read_info, self.rt.project, version)
+
+    async def reload(self) -> int:
+        """Advance the project's generation (the project is read anew); the new one."""
+        state = await self.rt.blocking(self.rt.store.projects.advance, self.rt.project)
+        return state.generation
