@@ -519,7 +519,7 @@ def _read_var(data: bytes, pos: int = 0, array: int = 19) -> tuple[Any, int]:
     raise ValueError(f"the fake reads no type {kind}")
 
 
-DEEP = 40_000  # frames of the stop at res://deep.gd
+DEEP = 5_000  # frames of the stop at res://deep.gd
 AIM = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.5, 2.0)  # a 3D transform's 12 reals
 RED = "\x1b[31m"
 TITLE = "\x1b]0;pwned\x07\x1b[2J"  # a terminal's title changed, then its screen cleared

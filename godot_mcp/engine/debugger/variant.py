@@ -190,6 +190,9 @@ def _types(major: int) -> tuple[str, ...]:
     return TYPES3 if major < 4 else TYPES4
 
 
+_STRUCTS: dict[str, struct.Struct] = {}  # a format's compiled layout, made once
+
+
 class _Reader:
     def __init__(self, data: bytes | memoryview, major: int) -> None:
         self.data = memoryview(data)
@@ -213,8 +216,12 @@ class _Reader:
         return chunk
 
     def unpack(self, fmt: str) -> Any:
-        size = struct.calcsize("<" + fmt)
-        values = struct.unpack("<" + fmt, self.take(size))
+        layout = _STRUCTS.get(fmt) or _STRUCTS.setdefault(fmt, struct.Struct("<" + fmt))
+        end = self.pos + layout.size
+        if end > len(self.data):
+            raise Malformed(f"a value runs past the end of its {len(self.data)} bytes")
+        values = layout.unpack_from(self.data, self.pos)
+        self.pos = end
         return values[0] if len(values) == 1 else values
 
     def count(self, each: int, mask: int = 0x7FFFFFFF) -> int:
@@ -227,10 +234,12 @@ class _Reader:
 
     def string(self) -> str:
         n = self.count(1, 0xFFFFFFFF)
-        raw = bytes(self.take(n))
-        self.take(-n % 4)
+        start = self.pos
+        self.pos += n + (-n % 4)
+        if self.pos > len(self.data):
+            raise Malformed(f"a value runs past the end of its {len(self.data)} bytes")
         try:
-            return raw.decode("utf-8")
+            return str(self.data[start : start + n], "utf-8")
         except UnicodeDecodeError:
             raise Malformed("a string is not UTF-8") from None
 
@@ -244,6 +253,10 @@ class _Reader:
             raise Malformed(f"unknown type id {kind}")
         name = self.types[kind]
         wide = bool(header & FLAG_64)
+        if name in ("String", "StringName"):  # the commonest first
+            return self.string()
+        if name == "int":
+            return self.unpack("q" if wide else "i")
         if name == "Nil":
             return None
         if name == "bool":
