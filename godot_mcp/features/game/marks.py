@@ -2,10 +2,13 @@
 
 The bridge prints a call's first mark just before the call and its second just after, and
 answers after the second; a ping given a mark prints it before answering. The game's log hands
-every marker line to :meth:`CallMarks.take` on its pipe reader's thread and keeps it out.
+every marker line to :meth:`CallMarks.take` on its pipe reader's thread and keeps it out. A
+call that needs its span waits on an event that reader sets as it reads the line.
 """
 
 from __future__ import annotations
+
+import threading
 
 import anyio
 
@@ -22,6 +25,7 @@ class Mark:
     def __init__(self) -> None:
         self.token = new_mark()
         self.seq: int | None = None
+        self.read = threading.Event()  # set by the reader with ``seq``, or as it is retired
 
 
 class CallMarks:
@@ -43,6 +47,7 @@ class CallMarks:
         for mark in marks:
             self._open.pop(mark.token, None)
             self._retired[mark.token] = None
+            mark.read.set()  # frees a wait given up on
         while len(self._retired) > RETIRED:
             self._retired.pop(next(iter(self._retired)))
 
@@ -60,10 +65,12 @@ class CallMarks:
             return token in self._retired
         if mark.seq is None:
             mark.seq = seq
+            mark.read.set()
         return True
 
     async def wait(self, mark: Mark, timeout: float) -> None:
         """Return once ``mark``'s line was read (at once if it was), or after ``timeout`` s."""
+        if mark.seq is not None:
+            return
         with anyio.move_on_after(timeout):
-            while mark.seq is None:
-                await anyio.sleep(0.001)
+            await anyio.to_thread.run_sync(mark.read.wait, timeout, abandon_on_cancel=True)
