@@ -31,7 +31,7 @@ from godot_mcp.features.game.files import (
     open_game_file,
 )
 from godot_mcp.features.game.preview import RawFrame, contact_sheet, downscale
-from godot_mcp.features.game.session import MAX_SIZE
+from godot_mcp.features.game.runner import MAX_SIZE
 
 
 def chunk(kind: bytes, data: bytes) -> bytes:

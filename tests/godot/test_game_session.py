@@ -29,8 +29,14 @@ from godot_mcp.engine.process.locate import (
     windowed_availability,
 )
 from godot_mcp.features.game.bridge import BridgeListener
-from godot_mcp.features.game.errors import GameFailed, GameInvalid, GameTimeout, GameUnavailable
-from godot_mcp.features.game.session import GameError, GameRunner
+from godot_mcp.features.game.errors import (
+    GameError,
+    GameFailed,
+    GameInvalid,
+    GameTimeout,
+    GameUnavailable,
+)
+from godot_mcp.features.game.runner import GameRunner
 from tests.support.engines import Engine
 from tests.support.trees import tree_digest
 
@@ -434,7 +440,7 @@ import json, sys
 from pathlib import Path
 import anyio
 from godot_mcp.engine.process.locate import locate_godot
-from godot_mcp.features.game.session import GameRunner
+from godot_mcp.features.game.runner import GameRunner
 import dataclasses
 
 async def main():

@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from godot_mcp.engine.process.locate import GodotInstall
-from godot_mcp.features.game import session as session_module
+from godot_mcp.features.game import runner as runner_module
 from godot_mcp.features.game.errors import GameFailed, GameInvalid
-from godot_mcp.features.game.session import GameRunner
+from godot_mcp.features.game.runner import GameRunner
 from tests.support.engines import Engine
 
 pytestmark = [pytest.mark.godot, pytest.mark.anyio]
@@ -98,7 +98,7 @@ async def test_the_bridge_refuses_a_scene_outside_res(
 ):
     """Even handed an absolute scene (the server's own check switched off), the bridge
     refuses it and runs nothing of it."""
-    monkeypatch.setattr(session_module, "validate_scene", lambda scene: scene)
+    monkeypatch.setattr(runner_module, "validate_scene", lambda scene: scene)
     for scene in (str(outside / "evil.tscn"), f"res://../{outside.name}/evil.tscn"):
         with anyio.fail_after(60), pytest.raises(GameFailed) as failed:
             await runner.start(demo_project, "headless", scene=scene)

@@ -19,7 +19,7 @@ from godot_mcp.features.game.pacing import (
     recording_deadline,
     recording_rate,
 )
-from godot_mcp.features.game.session import GameRunner
+from godot_mcp.features.game.runner import GameRunner
 from tests.support.engines import Engine
 from tests.support.slow_game import slow_project
 

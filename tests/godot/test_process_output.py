@@ -84,7 +84,7 @@ def test_a_log_that_fails_never_closes_the_pipe_under_the_game() -> None:
     """The game's output is read to its end whatever the log does with it: a reader that
     stopped would close the pipe, and the game would die of SIGPIPE at its next print."""
     from godot_mcp.features.game.log import GameLog
-    from godot_mcp.features.game.session import _pump
+    from godot_mcp.features.game.running import _pump
 
     def broken(stream: str, text: str, seq: int) -> bool:
         raise RuntimeError("a fault in the log")

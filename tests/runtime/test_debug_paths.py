@@ -10,7 +10,7 @@ import pytest
 
 from godot_mcp.errors import InvalidArgument
 from godot_mcp.features.game.debugging import engine_list, parse_breakpoints, project_script
-from godot_mcp.features.game.session import validate_scene
+from godot_mcp.features.game.runner import validate_scene
 
 
 def project(tmp_path: Path) -> Path:

@@ -2,20 +2,20 @@
 
 from godot_mcp.features.game.args import MAX_ARG_CHARS, MAX_ARGS, check_game_args
 from godot_mcp.features.game.capture import Capture
-from godot_mcp.features.game.files import open_game_stream
-from godot_mcp.features.game.gate import Gate, stopped_error
-from godot_mcp.features.game.log import LEVELS, Entry, Page, decode_cursor, encode_cursor
-from godot_mcp.features.game.preview import Preview, RawFrame, downscale
-from godot_mcp.features.game.session import (
+from godot_mcp.features.game.capturing import (
     MAX_FPS,
     MAX_FRAMES,
     MAX_RECORD_SECONDS,
     MIN_FPS,
     MIN_FRAMES,
-    GameRunner,
-    GameSession,
     validate_recording,
 )
+from godot_mcp.features.game.files import open_game_stream
+from godot_mcp.features.game.gate import Gate, stopped_error
+from godot_mcp.features.game.log import LEVELS, Entry, Page, decode_cursor, encode_cursor
+from godot_mcp.features.game.preview import Preview, RawFrame, downscale
+from godot_mcp.features.game.runner import GameRunner
+from godot_mcp.features.game.session import GameSession
 from godot_mcp.features.game.userdata import project_file_warnings
 from godot_mcp.features.game.waiting import wait_for_line, wait_until
 

@@ -122,7 +122,7 @@ def outside_res(value: Any, depth: int = 0) -> str | None:
 
 class BridgeClosed(GameFailed):
     """The game closed the connection (or sent something that is not a JSON object); the
-    session answers with why the game ended instead (``GameSession._race``)."""
+    session answers with why the game ended instead (``commands.py``'s race)."""
 
 
 class BridgeConnection:
