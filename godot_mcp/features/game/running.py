@@ -124,9 +124,14 @@ class RunningGame:
 
     async def drained(self, timeout: float = 1.0) -> None:
         """Wait (bounded) until the game's output has been read to its end."""
-        with anyio.move_on_after(timeout):
-            while any(p.is_alive() for p in self._pumps):
-                await anyio.sleep(0.01)
+        deadline = time.monotonic() + timeout
+
+        def join() -> None:  # each reader ends at its pipe's end
+            for pump in self._pumps:
+                pump.join(max(0.0, deadline - time.monotonic()))
+
+        if any(p.is_alive() for p in self._pumps):
+            await anyio.to_thread.run_sync(join, abandon_on_cancel=True)
 
     def _exit_error(self, code: int | None, when: str = "") -> GameError:
         lines = self.log.tail(6, telling=True)
