@@ -121,6 +121,24 @@ class Child:
             return await self.wait()
         return self.poll()
 
+    def communicate(self, timeout: float) -> tuple[int | None, bytes, bytes]:
+        """Blocking: read the child's pipes to their end and reap it, at most ``timeout`` s;
+        its code (``None``: past the bound, when its whole group is killed) and what it printed.
+        For a short run on a worker thread, which it outlives no child of."""
+        try:
+            out, err = self._popen.communicate(timeout=timeout)
+            code = self._popen.returncode
+        except subprocess.TimeoutExpired:
+            procs.kill_group(self.pid)  # not reaped yet: the group id is still its
+            try:
+                out, err = self._popen.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # a member that left the group holds the pipe
+                self._popen.wait()
+                out, err = b"", b""
+            code = None
+        self._close_pidfd()
+        return code, out or b"", err or b""
+
     def signal_group(self, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` to the child's whole process group, while the group id is its."""
         if self._popen.returncode is None or procs.group_running(self.pid):

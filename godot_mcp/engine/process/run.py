@@ -11,7 +11,10 @@ goes and how it stops; what the output means is theirs.
   whose directory is bound read-only.
 * **Output**: the child's stdout and stderr, as ``subprocess`` takes them (a pipe, a file).
 * **Stop**: :func:`stop_run` kills the process group, reaps the child and waits (bounded) until
-  nothing of it runs: the sandbox's own children included.
+  nothing of it runs: the sandbox's own children included. A headless run (a check, an import,
+  a test run, an export, the class reference's dump) is followed to its end by a
+  :class:`~godot_mcp.engine.process.supervisor.Supervisor`, which asks its group to end
+  (SIGTERM) before it kills it.
 
 The child is a :class:`Child` (own process group, parent-death signal, pidfd exit).
 """
@@ -23,11 +26,11 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
-from godot_mcp.engine.process import engine_lines, environment, procs, sandbox
+from godot_mcp.engine.process import engine_lines, environment, sandbox
 from godot_mcp.engine.process.child import Child
 from godot_mcp.errors import Failed
 
@@ -129,33 +132,8 @@ class GodotRun:
         """Run to the end, at most ``timeout`` s, and what it printed (a ``--version``). Blocking:
         call from a worker thread, which this call outlives no child of: past the bound the
         whole group is killed and reaped before it returns. :class:`CannotStart` as ``start``."""
-        fds = [fd for fd, _ in self.confinement.ro_fds] if self.confinement else []
-        try:
-            popen = subprocess.Popen(  # type: ignore[call-overload]
-                procs.spawn_argv(self.command(), self.confinement is None),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self.environment(),
-                pass_fds=tuple(fds),
-                cwd=str(self.cwd),
-                close_fds=True,
-                **procs.spawn_kwargs(),
-            )
-        except OSError as exc:
-            raise CannotStart(f"cannot start Godot: {exc.strerror or exc}") from None
-        code: int | None
-        try:
-            out, err = popen.communicate(timeout=timeout)
-            code = popen.returncode
-        except subprocess.TimeoutExpired:
-            procs.kill_group(popen.pid)  # not reaped yet: the group id is still its
-            try:
-                out, err = popen.communicate(timeout=5)
-            except subprocess.TimeoutExpired:  # a member that left the group holds the pipe
-                popen.wait()
-                out, err = b"", b""
-            code = None
+        piped = replace(self, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        code, out, err = piped.start().communicate(timeout)
         return Probe(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
 
