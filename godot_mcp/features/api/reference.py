@@ -46,7 +46,8 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.engine.process.run import CannotStart, GodotRun, stop_run, xdg_homes
+from godot_mcp.engine.process.run import GodotRun, xdg_homes
+from godot_mcp.engine.process.supervisor import Supervisor
 from godot_mcp.errors import InvalidArgument, NotFound, Timeout, Unavailable
 
 __all__ = [
@@ -294,25 +295,16 @@ async def dump(
         partial / "cwd",
         extra_env={**xdg_homes(partial / "home"), "HOME": str(partial / "home")},
     )
-    child = None
-    try:
-        try:
-            child = run.start()
-        except CannotStart as exc:
-            raise Unavailable(exc.message) from None
-        code = await child.wait_for(timeout)
-        if code is None:
-            raise Timeout(f"the engine's --doctool did not finish within {timeout:.0f} s")
+    late = f"the engine's --doctool did not finish within {timeout:.0f} s"
+    async with Supervisor(Unavailable, cleanup=lambda: shutil.rmtree(partial, True)) as doctool:
+        doctool.start(run)
+        code = await doctool.wait(timeout, lambda: Timeout(late))
         if code != 0:
             raise Unavailable(f"the engine's --doctool exited with code {code}")
         try:
             dumped = await anyio.to_thread.run_sync(_settle, partial, target)
         except OSError as exc:
             raise Unavailable(f"the class reference cannot be kept: {exc.strerror}") from None
-    finally:
-        with anyio.CancelScope(shield=True):
-            await stop_run(child)
-            await anyio.to_thread.run_sync(shutil.rmtree, partial, True)
     return DumpReport(target, time.monotonic() - began, dumped)
 
 

@@ -71,16 +71,16 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from godot_mcp.engine.process.child import Child
 from godot_mcp.engine.process.engine_lines import (
     SCRIPT_PARSE_ERROR,
     Reason,
     is_startup,
     script_place,
 )
-from godot_mcp.engine.process.output import PipeLines, plain
+from godot_mcp.engine.process.output import plain
 from godot_mcp.engine.process.redact import PathPair, Scrubber, as_res
-from godot_mcp.engine.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.engine.process.run import Confinement, GodotRun, xdg_homes
+from godot_mcp.engine.process.supervisor import Supervisor
 from godot_mcp.engine.project import reach, tree
 from godot_mcp.engine.project.facts import (
     Facts,
@@ -524,7 +524,7 @@ class Check:
         self.files: list[str] = []
         self.known: frozenset[str] = frozenset()
         self.aliases: dict[str, str] = {}
-        self._proc: Child | None = None
+        self._run = Supervisor(CheckFailed)
         self._reason = ""  # why the last Godot run failed, from its output
         self._private = list(private)
         self._given = self.project  # the project as named; ``prepare`` resolves it
@@ -592,9 +592,7 @@ class Check:
             st = os.fstat(root_fd)
             if (st.st_dev, st.st_ino) != self._root_id:
                 raise CheckFailed("the project folder was replaced while it was checked")
-            self._proc = self.godot_run(root_fd).start()
-        except CannotStart as exc:
-            raise CheckFailed(exc.message) from None
+            self._run.start(self.godot_run(root_fd))
         except OSError as exc:  # the project folder cannot be opened
             raise CheckFailed(f"cannot start Godot: {exc.strerror or exc}") from None
         finally:
@@ -608,7 +606,7 @@ class Check:
         project that prints without end costs neither memory nor the state dir's disk.
         The check is complete when Godot said DONE after the last file and exited 0.
         """
-        assert self._proc is not None, "launch() first"
+        assert self._run.child is not None, "launch() first"
         reader = OutputReader(
             self.mark,
             self.known,
@@ -624,7 +622,7 @@ class Check:
         restarts = 0
         while True:
             ended = await self._follow(reader, deadline, progress)
-            code = self._proc.returncode
+            code = self._run.returncode
             if reader.finished and code == 0:
                 break
             reader.finished = False
@@ -665,8 +663,7 @@ class Check:
     ) -> str:
         """Read one Godot run to its end: ``ended`` (its output closed), ``stuck`` (one file
         took longer than FILE_LIMIT_S) or ``timeout``; the process is gone afterwards."""
-        assert self._proc is not None and self._proc.stdout is not None
-        out = PipeLines(self._proc.stdout)
+        out = self._run.output()
         reason = Reason(_NOISE)  # the engine's first error, for a run that did not finish
         told = 0.0
         began: tuple[str | None, float] = (None, time.monotonic())
@@ -690,7 +687,7 @@ class Check:
                     told = time.monotonic()
                     await progress(reader.done, len(self.files))
             if how == "ended":
-                await self._proc.wait_for(5)
+                await self._run.wait(5)
         finally:
             await self.stop()
             out.close()
@@ -703,7 +700,7 @@ class Check:
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
-        await stop_run(self._proc)
+        await self._run.stop()
 
     def cleanup(self) -> None:
         """Remove the work dir (blocking)."""

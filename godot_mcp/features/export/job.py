@@ -71,10 +71,10 @@ from typing import IO
 
 import anyio
 
-from godot_mcp.engine.process.child import Child
 from godot_mcp.engine.process.engine_lines import is_startup, without_escapes
 from godot_mcp.engine.process.redact import PathPair, Scrubber
-from godot_mcp.engine.process.run import CannotStart, Confinement, GodotRun, stop_run, xdg_homes
+from godot_mcp.engine.process.run import CannotStart, Confinement, GodotRun, xdg_homes
+from godot_mcp.engine.process.supervisor import Supervisor
 from godot_mcp.engine.project import tree
 from godot_mcp.engine.project.presets import (
     KINDS,
@@ -331,7 +331,7 @@ class ExportJob:
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self._runner = runner
-        self._proc: Child | None = None
+        self._run = Supervisor(cleanup=self.cleanup)
         self._estimate = max(estimate, 1)
         self._high_water = 0
         self._low_space = False  # the disk was seen (almost) full while Godot ran
@@ -345,7 +345,7 @@ class ExportJob:
     @property
     def pid(self) -> int | None:
         """The Godot process id while it has one."""
-        return self._proc.pid if self._proc else None
+        return self._run.pid
 
     def godot_run(self, log: IO[bytes] | int = subprocess.DEVNULL) -> GodotRun:
         """This export as a Godot run: sandboxed, writing only its work dir, its output
@@ -392,7 +392,7 @@ class ExportJob:
         try:
             with open(self.log_path, "wb") as log:
                 try:
-                    self._proc = self.godot_run(log).start()
+                    self._run.start(self.godot_run(log))
                 except CannotStart as exc:
                     self._end(FAILED, exc.message)
         finally:
@@ -409,9 +409,9 @@ class ExportJob:
         A process that exited 0 and wrote every expected file leaves the job ``verifying``
         until ``verify`` has checked each output whole (``wait`` does that off the loop).
         """
-        if self.state != RUNNING or self._proc is None:
+        if self.state != RUNNING or self._run.child is None:
             return self.state
-        code = self._proc.poll()
+        code = self._run.child.poll()
         self._low_space = self._low_space or tree.disk_full(self.out_dir)
         if code is None:
             return RUNNING
@@ -477,9 +477,12 @@ class ExportJob:
 
         Wakes on the process's exit (a pidfd); looks at the disk every 50 ms meanwhile.
         """
-        with anyio.move_on_after(max(timeout, 0.0)):
-            while self.poll() == RUNNING and self._proc is not None:
-                await self._proc.wait_for(0.05)
+
+        async def ended(code: int | None) -> bool:
+            return self.poll() != RUNNING
+
+        if self.poll() == RUNNING and self._run.child is not None:
+            await self._run.watch(timeout, 0.05, ended)
         if self.poll() == VERIFYING:
             await anyio.to_thread.run_sync(self.verify)
         return self.state
@@ -505,19 +508,18 @@ class ExportJob:
         The process is reaped by ``reap`` (or the next ``poll``), not here.
         """
         self._cancelling = self.state in (RUNNING, VERIFYING, "pending")
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.signal_group()
+        self._run.kill()
         if self.state in (RUNNING, VERIFYING, "pending"):
-            if self._proc is not None:
-                self.exit_code = self._proc.returncode
+            if self._run.child is not None:
+                self.exit_code = self._run.returncode
             self._end(CANCELLED, None)
 
-    async def reap(self, grace: float = 5.0) -> None:
+    async def reap(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded).
 
         The sandbox's own children are reaped by its init: wait until the group is empty.
         """
-        await stop_run(self._proc, grace)
+        await self._run.stop()
 
     async def cancel(self) -> str:
         """Kill a running export and remove its work dir; returns the final state.
@@ -527,8 +529,7 @@ class ExportJob:
         if self.poll() not in (RUNNING, VERIFYING, "pending"):
             return self.state
         self.kill()
-        await self.reap()
-        await anyio.to_thread.run_sync(self.cleanup)
+        await self._run.aclose()  # reaped, then the work dir removed
         return self.state
 
     def cleanup(self) -> None:

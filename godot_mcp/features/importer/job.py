@@ -56,11 +56,11 @@ from typing import BinaryIO
 
 import anyio
 
-from godot_mcp.engine.process.child import Child
 from godot_mcp.engine.process.engine_lines import Reason
 from godot_mcp.engine.process.output import PipeLines
 from godot_mcp.engine.process.redact import PathPair, Scrubber, as_res
-from godot_mcp.engine.process.run import CannotStart, GodotRun, on_copy, stop_run
+from godot_mcp.engine.process.run import GodotRun, on_copy
+from godot_mcp.engine.process.supervisor import Supervisor
 from godot_mcp.engine.project import imported, tree
 from godot_mcp.errors import Failed, Timeout
 
@@ -142,7 +142,7 @@ class Importer:
         self.copy = Path(copy)
         self.env = dict(os.environ if env is None else env)  # the run's policy filters it
         self.expected: list[str] = []
-        self._proc: Child | None = None
+        self._run = Supervisor(ImportFailed)
         self._md5: dict[str, tuple[tuple[int, int], str]] = {}
         self._seen: dict[str, tuple[tuple[int, ...], bool | None]] = {}
         self.redact = Scrubber.for_run(
@@ -168,48 +168,42 @@ class Importer:
 
     def launch(self) -> None:
         """Spawn the engine; call from the event loop's thread."""
-        try:
-            self._proc = self.godot_run().start()
-        except CannotStart as exc:
-            raise ImportFailed(exc.message) from None
+        self._run.start(self.godot_run())
 
     async def run(self, timeout: float, progress: Progress | None = None) -> Outcome:
         """Follow the import to its end; no process of it is left when this returns."""
-        assert self._proc is not None, "launch() first"
+        assert self._run.child is not None, "launch() first"
         began = time.monotonic()
-        deadline = began + timeout
         output = _Output()
         total = len(self.expected)
-        late: int | None = None  # files imported when the time limit was reached
+        last: tuple[int, tuple[object, ...]] = (-1, ())  # the last look: files imported, state
+
+        async def look(exited: int | None) -> bool:
+            nonlocal last
+            done, _, state = await anyio.to_thread.run_sync(self._status)
+            if progress is not None:
+                await progress(done, total)
+            # Godot 3's editor never quits: complete, and unchanged since the last look.
+            complete = self.major < 4 and done == total and last == (done, state)
+            last = (done, state)
+            return exited is not None or complete
+
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(output.read, self._proc)
-                last: tuple[int, tuple[object, ...]] | None = None
-                while True:
-                    exited = await self._proc.wait_for(POLL_S)
-                    done, failed, state = await anyio.to_thread.run_sync(self._status)
-                    if progress is not None:
-                        await progress(done, total)
-                    if exited is not None:
-                        break
-                    if self.major < 4 and done == total and last == (done, state):
-                        break  # complete, and unchanged since the last look
-                    last = (done, state)
-                    if time.monotonic() >= deadline:
-                        late = done
-                        break
+                group.start_soon(output.read, self._run.output())
+                ended = await self._run.watch(timeout, POLL_S, look)
                 await self.stop()
                 with anyio.move_on_after(5):
                     await output.closed.wait()
                 group.cancel_scope.cancel()
         finally:
             await self.stop()
-        if late is not None:  # raised past the task group, not inside a group of one
+        if not ended:  # raised past the task group, not inside a group of one
             raise ImportTimeout(
                 f"the import did not finish within {timeout:.0f} s "
-                f"({late} of {total} files imported)"
+                f"({last[0]} of {total} files imported)"
             )
-        code = self._proc.returncode
+        code = self._run.returncode
         done, failed, _ = await anyio.to_thread.run_sync(self._status)
         # Godot 4 ends its import by itself; either engine may crash on its way out.
         if not ((self.major >= 4 and code == 0) or done == total):
@@ -277,7 +271,7 @@ class Importer:
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
-        await stop_run(self._proc)
+        await self._run.stop()
 
 
 class _Output:
@@ -288,9 +282,7 @@ class _Output:
         self.closed = anyio.Event()
         self.tail: collections.deque[str] = collections.deque(maxlen=20)
 
-    async def read(self, proc: Child) -> None:
-        assert proc.stdout is not None
-        out = PipeLines(proc.stdout)
+    async def read(self, out: PipeLines) -> None:
         try:
             while not out.ended:
                 for line in await out.next() or ():

@@ -33,11 +33,10 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp.engine.process.child import Child
 from godot_mcp.engine.process.engine_lines import is_startup
-from godot_mcp.engine.process.output import PipeLines
 from godot_mcp.engine.process.redact import PathPair, Scrubber, as_res, printable
-from godot_mcp.engine.process.run import CannotStart, GodotRun, on_copy, stop_run
+from godot_mcp.engine.process.run import GodotRun, on_copy
+from godot_mcp.engine.process.supervisor import Supervisor
 from godot_mcp.engine.project import tree
 from godot_mcp.errors import Failed, Timeout
 from godot_mcp.features.testrun.detect import NAMES
@@ -102,7 +101,7 @@ class TestJob:
         self.engine = engine
         self.count = TestCount(framework)
         self.tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-        self._proc: Child | None = None
+        self._run = Supervisor(lambda message: TestRunFailed(message, log_tail=[]))
         self.redact = Scrubber.for_run(
             [*as_res(self.copy), *names, (self.work_dir, "<scratch>")], list(private)
         )
@@ -120,10 +119,7 @@ class TestJob:
 
     def launch(self) -> None:
         """Spawn the runner; call from the event loop's thread."""
-        try:
-            self._proc = self.godot_run().start()
-        except CannotStart as exc:
-            raise TestRunFailed(exc.message, log_tail=[]) from None
+        self._run.start(self.godot_run())
 
     async def run(
         self, timeout: float, progress: Progress | None = None, said: float | None = None
@@ -134,13 +130,13 @@ class TestJob:
         A report is what counts: a runner that wrote one ran, whatever its exit code (GUT
         exits 1 when a test fails); one stopped at its time limit after writing a complete
         report ran too. With no report the run failed, or timed out."""
-        assert self._proc is not None, "launch() first"
+        assert self._run.child is not None, "launch() first"
         deadline = time.monotonic() + timeout
-        out = PipeLines(self._proc.stdout) if self._proc.stdout is not None else None
+        out = self._run.output()
         late = False
         broken_at: float | None = None  # when the framework was seen not to compile
         try:
-            while out is not None and not out.ended:
+            while not out.ended:
                 now = time.monotonic()
                 if broken_at is not None and not self.count.begun:
                     if now >= broken_at + BROKEN_GRACE_S:
@@ -162,14 +158,13 @@ class TestJob:
                     broken_at = time.monotonic()
                 if progress is not None:
                     await progress(self.redact(self.count.words()))
-            if not late and (out is None or out.ended):
+            if not late and out.ended:
                 left = max(0.0, min(EXIT_GRACE_S, deadline - time.monotonic()))
-                late = await self._proc.wait_for(left) is None
+                late = await self._run.wait(left) is None
         finally:
             await self.stop()
-            if out is not None:
-                out.close()
-        code = None if late or not (out is None or out.ended) else self._proc.returncode
+            out.close()
+        code = None if late or not out.ended else self._run.returncode
         report = await anyio.to_thread.run_sync(self._read_report)
         tail = self.log_tail()
         if report is None and code == 0 and self.count.none_found:
@@ -211,4 +206,4 @@ class TestJob:
 
     async def stop(self) -> None:
         """Kill what is left of the process group and reap it (bounded, shielded)."""
-        await stop_run(self._proc)
+        await self._run.stop()
