@@ -47,6 +47,7 @@ from pathlib import Path
 import anyio
 
 from godot_mcp.engine.process.run import CannotStart, GodotRun, stop_run, xdg_homes
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.errors import InvalidArgument, NotFound, Timeout, Unavailable
 
 __all__ = [
@@ -271,7 +272,7 @@ def _settle(partial: Path, target: Path) -> bool:
 
 async def dump(
     binary: str,
-    major: int,
+    engine: EngineProfile,
     api_dir: Path,
     version: str,
     *,
@@ -287,10 +288,9 @@ async def dump(
         partial = await anyio.to_thread.run_sync(_prepare, api_dir, binary)
     except OSError as exc:
         raise Unavailable(f"the class reference cannot be dumped: {exc.strerror}") from None
-    flags = ["--headless"] if major >= 4 else []
     run = GodotRun(
         binary,
-        [*flags, "--doctool", str(partial / "out")],
+        [*engine.headless_flags, "--doctool", str(partial / "out")],
         partial / "cwd",
         extra_env={**xdg_homes(partial / "home"), "HOME": str(partial / "home")},
     )
