@@ -3,7 +3,8 @@ functions included), each rule with a case it must refuse:
 
 - a lower layer never imports a higher one (store, engine, runtime, mcp, features, then the
   transports, the app and the commands);
-- the engine's floors stack: process, then project and the debugger protocol;
+- the engine's floors stack: its profile (``engine/profile.py``), process, then project and the
+  debugger protocol;
 - the features form a DAG (debug on game and check; check, export and testrun on importer);
 - inside a feature, tools stand on the service, the service on the engine modules: only tools
   touch ``mcp/``, only services touch the store, and no engine module reaches up;
@@ -29,7 +30,13 @@ ALLOWED = {
     "features": {"store", "engine", "runtime", "mcp"},
     "transports": {"store", "engine", "runtime", "mcp"},
 }
-FLOORS = {"process": set(), "project": {"process"}, "debugger": {"process"}}
+# The engine's floors: its folders, and profile.py (what each engine line does differently).
+FLOORS = {
+    "profile": set(),
+    "process": {"profile"},
+    "project": {"process", "profile"},
+    "debugger": {"process", "profile"},
+}
 FEATURES = {
     "core": set(),
     "game": set(),
@@ -134,7 +141,11 @@ def test_every_import_keeps_to_the_layers() -> None:
 def test_the_folders_are_the_layers() -> None:
     top = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name[0] != "_"}
     assert top == {*ALLOWED, "cli"}
-    engine = {p.name for p in (PACKAGE / "engine").iterdir() if p.is_dir() and p.name[0] != "_"}
+    engine = {
+        p.stem
+        for p in (PACKAGE / "engine").iterdir()
+        if (p.is_dir() or p.suffix == ".py") and p.name[0] != "_"
+    }
     assert engine == set(FLOORS)
     features = PACKAGE / "features"
     assert {p.name for p in features.iterdir() if p.is_dir() and p.name[0] != "_"} == set(FEATURES)
@@ -162,6 +173,9 @@ def test_each_rule_refuses_a_wrong_import() -> None:
         ("godot_mcp.engine.process.run", "godot_mcp.engine.project.tree"): (
             "the engine's process floor imports godot_mcp.engine.project.tree"
         ),
+        ("godot_mcp.engine.profile", "godot_mcp.engine.process.locate"): (
+            "the engine's profile floor imports godot_mcp.engine.process.locate"
+        ),
         ("godot_mcp.features.game.service", "godot_mcp.features.debug.tools"): (
             "the feature game imports the feature debug (godot_mcp.features.debug.tools)"
         ),
@@ -188,6 +202,7 @@ def test_each_rule_refuses_a_wrong_import() -> None:
         ("godot_mcp.features.export.service", "godot_mcp.features.importer.copies"): None,
         ("godot_mcp.features.game.service", "godot_mcp.store.store"): None,
         ("godot_mcp.engine.debugger.session", "godot_mcp.engine.process.redact"): None,
+        ("godot_mcp.engine.process.locate", "godot_mcp.engine.profile"): None,
         ("godot_mcp.app", "godot_mcp.features.game.tools"): None,
         ("godot_mcp.app", ASSEMBLY): None,
     }

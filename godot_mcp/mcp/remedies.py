@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from godot_mcp.engine.process.availability import unavailable
 from godot_mcp.errors import GodotMcpError, Remedy
 from godot_mcp.mcp.spec import wire_name
 
@@ -32,8 +33,8 @@ def remedied(exc: GodotMcpError, deps: Core, tools: Tools) -> GodotMcpError:
     tool = wire_name(name, tools.style)
     text = way.format(said=exc.message, tool=tool)
     found = tools.find(name)
-    why = found.availability(deps) if found is not None else "unavailable: not served"
-    if why != "available":
-        text += f"; {tool} is unavailable here: {why.removeprefix('unavailable: ')}"
+    availability = found.availability(deps) if found is not None else unavailable("not served")
+    if availability.why is not None:
+        text += f"; {tool} is unavailable here: {availability.why}"
     exc.message, exc.remedy = text, None
     return exc

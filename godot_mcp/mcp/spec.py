@@ -24,6 +24,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import best_match
 from mcp import types
 
+from godot_mcp.engine.process.availability import AVAILABLE, Availability
 from godot_mcp.errors import InvalidArgument
 from godot_mcp.mcp.outcomes import TOOL_OUTCOMES
 
@@ -233,11 +234,11 @@ def _num(value: float) -> str:
 
 
 Handler = Callable[["ToolCall[Any]"], Awaitable[types.CallToolResult]]
-Availability = Callable[[Any], str]  # of the features' ServerDeps
+AvailabilityOf = Callable[[Any], Availability]  # of the features' ServerDeps
 
 
-def _available(_deps: Core) -> str:
-    return "available"
+def _available(_deps: Core) -> Availability:
+    return AVAILABLE
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,7 @@ class Tool:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
-    availability: Availability = _available
+    availability: AvailabilityOf = _available
     raw_bytes: bool = False  # answers artifact bytes: bounded by their raw length, not as JSON
     toolset: Toolset = field(kw_only=True)
 

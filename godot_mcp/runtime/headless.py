@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 
+from godot_mcp.engine.process.availability import Availability, unavailable
 from godot_mcp.engine.process.locate import GodotInstall
 from godot_mcp.engine.process.run import sandbox_availability
 from godot_mcp.engine.project import tree
@@ -18,13 +19,13 @@ from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.owner import me
 
 
-def headless_availability(rt: Runtime) -> str:
+def headless_availability(rt: Runtime) -> Availability:
     """Whether the project's headless Godot can run in the sandbox, and if not why."""
     if not rt.godot.headless:
         why = sandbox_availability()
-        if why != "available":
+        if not why.ok:
             return why
-        return "unavailable: no headless Godot binary found (godot3-server or Godot 4)"
+        return unavailable("no headless Godot binary found (godot3-server or Godot 4)")
     return sandbox_availability(rt.godot.headless)
 
 
@@ -69,7 +70,7 @@ class HeadlessWork:
                     await ended.wait()
             await self.rt.disk(tree.remove, self.scratch)
 
-    def availability(self) -> str:
+    def availability(self) -> Availability:
         return headless_availability(self.rt)
 
     def make_scratch(self) -> None:
@@ -79,9 +80,7 @@ class HeadlessWork:
 
     def install(self) -> GodotInstall:
         """The install whose headless engine does the work; ``Unavailable`` saying why not."""
-        why = self.availability()
-        if why != "available":
-            raise Unavailable(why.removeprefix("unavailable: "))
+        self.availability().refuse()
         assert self.rt.godot.headless is not None  # availability said so
         return self.rt.godot
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.errors import GodotMcpError, InvalidArgument, NotFound
 from godot_mcp.features.api import reference as api
 
@@ -231,7 +232,7 @@ async def test_a_dump_is_renamed_into_place_once_even_when_two_race(tmp_path):
     reports: list[api.DumpReport] = []
 
     async def one() -> None:
-        reports.append(await api.dump(engine, 3, tmp_path / "api", "3.2.3.stable"))
+        reports.append(await api.dump(engine, profile_of(3), tmp_path / "api", "3.2.3.stable"))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(one)
@@ -240,7 +241,7 @@ async def test_a_dump_is_renamed_into_place_once_even_when_two_race(tmp_path):
     assert sorted(r.dumped for r in reports) == [False, True]  # one landed, one lost the rename
     assert [p.name for p in (tmp_path / "api").iterdir()] == ["3.2.3.stable"]  # no partials
     assert (tmp_path / "api" / "3.2.3.stable" / "doc" / "classes" / "Label.xml").is_file()
-    again = await api.dump(engine, 3, tmp_path / "api", "3.2.3.stable")
+    again = await api.dump(engine, profile_of(3), tmp_path / "api", "3.2.3.stable")
     assert not again.dumped and again.seconds == 0.0
 
 
@@ -248,7 +249,9 @@ async def test_a_dump_is_renamed_into_place_once_even_when_two_race(tmp_path):
 @pytest.mark.parametrize(("mode", "error"), [("sleep", "Timeout"), ("fail", "Unavailable")])
 async def test_a_dump_that_fails_or_hangs_is_a_typed_refusal(tmp_path, mode, error):
     with pytest.raises(GodotMcpError) as caught:
-        await api.dump(fake_engine(tmp_path, mode), 3, tmp_path / "api", "3", timeout=1.0)
+        await api.dump(
+            fake_engine(tmp_path, mode), profile_of(3), tmp_path / "api", "3", timeout=1.0
+        )
     assert type(caught.value).__name__ == error
     assert str(tmp_path) not in caught.value.message
     assert [p.name for p in (tmp_path / "api").iterdir()] == []  # nothing half-written

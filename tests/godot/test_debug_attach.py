@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from godot_mcp.engine.process.locate import GodotInstall
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.features.game import GameRunner
 from godot_mcp.features.game.debugging import DebugLaunch
 from godot_mcp.features.game.errors import GameFailed
@@ -35,7 +36,7 @@ async def test_a_debugger_that_never_connects_fails_the_start_and_ends_the_game(
     try:
         with anyio.fail_after(20):
             async with anyio.create_task_group() as tg:
-                launch = await DebugLaunch.open(3, {}, tg)
+                launch = await DebugLaunch.open(profile_of(3), {}, tg)
                 began = anyio.current_time()
                 with pytest.raises(GameFailed) as failed:
                     await runner.start(

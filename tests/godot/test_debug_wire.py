@@ -23,6 +23,7 @@ from godot_mcp.engine.debugger.variant import (
     to_json,
 )
 from godot_mcp.engine.debugger.wire import Framer, Message
+from godot_mcp.engine.profile import profile_of
 
 DATA = Path(__file__).parent.parent / "data" / "debugger"
 
@@ -186,7 +187,7 @@ async def _attached(
     stream = await listener.accept()  # type: ignore[attr-defined]
     await listener.aclose()
     peer.sendall(sent)
-    dbg = Debugger(stream, major, clock=clock)
+    dbg = Debugger(stream, profile_of(major), clock=clock)
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             tg.start_soon(dbg.run)
@@ -228,7 +229,7 @@ async def test_the_debuggers_refusals_are_worded_where_it_raises_them() -> None:
 def test_the_profilers_messages_give_each_function_its_calls_and_times(major: int) -> None:
     from godot_mcp.engine.debugger.session import Profile
 
-    profile = Profile(major)
+    profile = Profile(profile_of(major))
     for m in replay(f"godot{major}-profile.bin", major):
         profile.take(m)
     got = profile.result()
@@ -250,7 +251,7 @@ def _frame4(*rows: tuple[object, ...]) -> Message:
 def test_a_profile_drops_each_function_whose_figures_are_no_finite_numbers() -> None:
     from godot_mcp.engine.debugger.session import MAX_SAFE, Measured, Profile, Profiled
 
-    profile = Profile(4)
+    profile = Profile(profile_of(4))
     names = ["plain", "huge", "summed", "nan", "negative", "counted", "most"]
     for i, name in enumerate(names):
         profile.take(Message("servers:function_signature", [f"res://a.gd::{i + 1}::{name}", i]))
@@ -381,7 +382,7 @@ async def test_a_late_evaluation_answer_is_not_the_next_ones() -> None:
     import anyio
 
     stream = _Recorded()
-    dbg = Debugger(stream, 4)  # type: ignore[arg-type]
+    dbg = Debugger(stream, profile_of(4))  # type: ignore[arg-type]
     await _stop(dbg)
     await dbg._dispatch(Message("stack_frame_vars", [1]))
     await dbg._dispatch(Message("stack_frame_var", ["self", 1, 24, ObjectId(5)]))
@@ -407,7 +408,7 @@ async def test_a_profile_cut_short_by_a_break_stops_the_profiler_on_resume() -> 
     from godot_mcp.engine.debugger.session import AtBreak
 
     stream = _Recorded()
-    dbg = Debugger(stream, 4)  # type: ignore[arg-type]
+    dbg = Debugger(stream, profile_of(4))  # type: ignore[arg-type]
     async with anyio.create_task_group() as tg:
         failed: list[str] = []
 

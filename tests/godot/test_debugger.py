@@ -76,7 +76,7 @@ async def test_a_game_stops_steps_and_shows_its_values(engine: Engine, tmp_path:
             assert listener.refused == 1
             intruder.close()
             await listener.aclose()
-            dbg = Debugger(stream, engine.major, {"res://main.gd": {7}})
+            dbg = Debugger(stream, engine.profile, {"res://main.gd": {7}})
             async with anyio.create_task_group() as tg:
                 tg.start_soon(dbg.run)
                 brk = await dbg.wait_stopped(30)
@@ -153,7 +153,7 @@ async def test_a_script_error_stops_the_game_with_the_engines_message(
         with anyio.fail_after(60):
             stream = await listener.accept(child.pid)
             await listener.aclose()
-            dbg = Debugger(stream, engine.major)
+            dbg = Debugger(stream, engine.profile)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(dbg.run)
                 brk = await dbg.wait_stopped(30)

@@ -68,7 +68,7 @@ def runner_for(tmp_path: Path, templates: bool = False) -> ExportRunner:
     env = {**os.environ, "XDG_DATA_HOME": str(data_home)}
     godot = shutil.which(engine.headless)
     assert godot is not None
-    return ExportRunner(godot, tmp_path / "work", env=env, godot_major=engine.major)
+    return ExportRunner(godot, tmp_path / "work", env=env, profile=engine.profile)
 
 
 def start(
@@ -306,6 +306,7 @@ async def test_cancel_kills_the_export_and_removes_its_work_dir(
 _CRASHING_OWNER = """
 import sys, time
 from pathlib import Path
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.features.export.job import ExportRunner, leftovers
 from tests.godot.export_fixtures import is_partial
 from godot_mcp.engine.project.presets import (
@@ -314,7 +315,7 @@ from godot_mcp.engine.project.presets import (
 
 project, work_root = Path(sys.argv[1]), Path(sys.argv[2])
 preset = find_preset(read_presets(project), "Pack")
-job = ExportRunner(sys.argv[3], work_root, godot_major=int(sys.argv[4])).start(
+job = ExportRunner(sys.argv[3], work_root, profile=profile_of(int(sys.argv[4]))).start(
     project, preset, "pack", "orphan", expected_outputs(project_name(project), preset, "pack"))
 print(job.pid, flush=True)
 deadline = time.monotonic() + 30

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.features.game.args import GODOT3_OPTIONS, check_game_args
 from godot_mcp.features.game.errors import GameInvalid
 
@@ -58,15 +59,15 @@ ALTERED = {
 @pytest.mark.parametrize("arg", GODOT3_READS)
 def test_an_option_godot3_reads_is_refused_there_and_kept_on_4(arg):
     with pytest.raises(GameInvalid, match=r"args\[1\] '.+' is an option Godot 3 reads itself"):
-        check_game_args(["ok", arg], 3)
-    assert check_game_args(["ok", arg], 4) == ["ok", arg]
+        check_game_args(["ok", arg], profile_of(3))
+    assert check_game_args(["ok", arg], profile_of(4)) == ["ok", arg]
 
 
 @pytest.mark.parametrize("arg", GODOT3_LOADS)
 def test_a_file_godot3_would_load_is_refused_there_and_kept_on_4(arg):
     with pytest.raises(GameInvalid, match=r"args\[0\] names a project or scene file"):
-        check_game_args([arg], 3)
-    assert check_game_args([arg], 4) == [arg]
+        check_game_args([arg], profile_of(3))
+    assert check_game_args([arg], profile_of(4)) == [arg]
 
 
 @pytest.mark.parametrize("arg", list(ALTERED))
@@ -75,16 +76,16 @@ def test_an_argument_the_engine_would_alter_is_refused_on_both(arg):
     argument: refused, never passed altered."""
     for major in (3, 4):
         if ALTERED[arg] is None:
-            assert check_game_args([arg], major) == [arg]
+            assert check_game_args([arg], profile_of(major)) == [arg]
             continue
         with pytest.raises(GameInvalid) as raised:
-            check_game_args(["ok", arg], major)
+            check_game_args(["ok", arg], profile_of(major))
         assert raised.value.message.startswith(f"args[1] {ALTERED[arg]}")
 
 
 def test_other_arguments_pass_on_both_engines():
     for major in (3, 4):
-        assert check_game_args(HARMLESS, major) == HARMLESS
+        assert check_game_args(HARMLESS, profile_of(major)) == HARMLESS
 
 
 @pytest.mark.parametrize(
@@ -101,7 +102,7 @@ def test_other_arguments_pass_on_both_engines():
 def test_bad_args_are_refused_by_name(args, message):
     for major in (3, 4):
         with pytest.raises(GameInvalid) as raised:
-            check_game_args(args, major)
+            check_game_args(args, profile_of(major))
         assert raised.value.message == message
 
 

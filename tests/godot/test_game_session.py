@@ -128,17 +128,17 @@ def test_locate_finds_the_engine_and_its_headless_build_and_reads_their_versions
     assert found.headless and found.headless.endswith("/" + engine.headless)
     assert found.headless_version == found.version
     assert found.display is None and found.xvfb
-    assert windowed_availability(found) == "available"
-    assert headless_availability(found) == "available"
+    assert str(windowed_availability(found)) == "available"
+    assert str(headless_availability(found)) == "available"
 
 
 def test_availability_says_why_when_nothing_is_installed(tmp_path: Path) -> None:
     nothing = locate_godot(env={"PATH": str(tmp_path)})
     assert (nothing.binary, nothing.headless, nothing.xvfb) == (None, None, None)
-    assert windowed_availability(nothing).startswith("unavailable: no Godot binary found")
-    assert headless_availability(nothing).startswith("unavailable: no headless Godot found")
+    assert str(windowed_availability(nothing)).startswith("unavailable: no Godot binary found")
+    assert str(headless_availability(nothing)).startswith("unavailable: no headless Godot found")
     no_display = dataclasses.replace(nothing, binary="/x/godot3", version="3.2.3")
-    assert windowed_availability(no_display) == "unavailable: no DISPLAY and no Xvfb installed"
+    assert str(windowed_availability(no_display)) == "unavailable: no DISPLAY and no Xvfb installed"
 
 
 async def test_a_windowed_screenshot_is_a_png_of_the_reported_size_with_varied_pixels(

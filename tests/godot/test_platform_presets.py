@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 from jsonschema import Draft202012Validator
 
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.engine.project.presets import (
     PLATFORMS,
     expected_outputs,
@@ -78,19 +79,20 @@ custom_template/release=""
 
 @pytest.mark.parametrize("major", [3, 4])
 def test_each_platform_maps_to_the_engines_own_name(major: int) -> None:
-    got = [platform_preset(p, major) for p in PLATFORMS]
+    got = [platform_preset(p, profile_of(major)) for p in PLATFORMS]
     assert [p.name for p in got] == ENGINE_NAMES[major]
     assert [p.platform for p in got] == ENGINE_NAMES[major]
     assert all(p.export_path == "" and not p.embed_pck for p in got)
     with pytest.raises(ValueError, match="platform must be one of linux, windows"):
-        platform_preset("Linux", major)
+        platform_preset("Linux", profile_of(major))
     with pytest.raises(ValueError, match="unsupported Godot major version 5"):
-        platform_preset("linux", 5)
+        platform_preset("linux", profile_of(5))
 
 
 def test_the_written_presets_file_is_exactly_what_the_engine_writes() -> None:
-    assert platform_presets_text(platform_preset("linux", 4), 4) == LINUX4
-    assert platform_presets_text(platform_preset("web", 3), 3) == WEB3
+    four, three = profile_of(4), profile_of(3)
+    assert platform_presets_text(platform_preset("linux", four), four) == LINUX4
+    assert platform_presets_text(platform_preset("web", three), three) == WEB3
 
 
 @pytest.mark.parametrize("major", [3, 4])
@@ -98,8 +100,8 @@ def test_the_written_presets_file_is_exactly_what_the_engine_writes() -> None:
 def test_the_written_preset_reads_back_as_the_preset(
     tmp_path: Path, major: int, platform: str
 ) -> None:
-    preset = platform_preset(platform, major)
-    (tmp_path / "export_presets.cfg").write_text(platform_presets_text(preset, major))
+    preset = platform_preset(platform, profile_of(major))
+    (tmp_path / "export_presets.cfg").write_text(platform_presets_text(preset, profile_of(major)))
     assert read_presets(tmp_path) == [preset]
 
 
@@ -125,12 +127,12 @@ def test_the_written_preset_reads_back_as_the_preset(
 def test_outputs_are_named_from_the_projects_name(
     major: int, platform: str, kind: str, names: list[str]
 ) -> None:
-    assert expected_outputs("My Game!", platform_preset(platform, major), kind) == names
+    assert expected_outputs("My Game!", platform_preset(platform, profile_of(major)), kind) == names
 
 
 def runner(tmp_path: Path, major: int) -> ExportRunner:
     # prepare() copies and writes; it never starts the binary.
-    return ExportRunner("/nonexistent/godot", tmp_path / "work", env={}, godot_major=major)
+    return ExportRunner("/nonexistent/godot", tmp_path / "work", env={}, profile=profile_of(major))
 
 
 @pytest.mark.parametrize("major", [3, 4])
@@ -140,12 +142,12 @@ def test_the_copy_gets_the_preset_and_the_project_stays_byte_for_byte(
     project = make_project(tmp_path / "project", major)
     (project / "export_presets.cfg").unlink()
     before = tree_digest(project)
-    preset = platform_preset("web", major)
+    preset = platform_preset("web", profile_of(major))
     job = runner(tmp_path, major).prepare(
         project, preset, "pack", "e1", ["game.pck"], write_preset=True
     )
     written = job.snapshot_dir / "export_presets.cfg"
-    assert written.read_text() == platform_presets_text(preset, major)
+    assert written.read_text() == platform_presets_text(preset, profile_of(major))
     assert tree_digest(project) == before
     assert not (project / "export_presets.cfg").exists()
     assert job.godot_run().args[-2:] == [preset.name, str(job.out_dir / "game.pck")]
@@ -155,7 +157,7 @@ def test_a_platform_export_ignores_the_projects_own_presets(tmp_path: Path) -> N
     project = make_project(tmp_path / "project", 3)
     before = tree_digest(project)
     own = (project / "export_presets.cfg").read_bytes()
-    preset = platform_preset("linux", 3)
+    preset = platform_preset("linux", profile_of(3))
     job = runner(tmp_path, 3).prepare(
         project, preset, "release", "e2", ["game.x86_64", "game.pck"], write_preset=True
     )

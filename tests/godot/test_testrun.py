@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.engine.project import tree
 from godot_mcp.errors import InvalidArgument, Unavailable
 from godot_mcp.features.testrun import (
@@ -43,11 +44,11 @@ def test_gut_runs_as_its_readme_shows_and_paths_replace_the_configs_tests(tmp_pa
     base = ["--path", str(copy), "-s", "res://addons/gut/gut_cmdln.gd", "-gexit"]
     report = f"-gjunit_xml_file={work / 'report.xml'}"
     config = json.dumps({"dirs": ["res://test"], "prefix": "t_", "tests": ["res://x.gd"]}).encode()
-    default = invocation("gut", 4, copy, work, Selection(), config)
+    default = invocation("gut", profile_of(4), copy, work, Selection(), config)
     assert default.args == ["--headless", *base, report] and default.files == {}
     assert (default.report_root, default.report_rel) == (work, ("report.xml",))
     chosen = invocation(
-        "gut", 3, copy, work, Selection(("res://a",), ("res://b/test_c.gd",)), config
+        "gut", profile_of(3), copy, work, Selection(("res://a",), ("res://b/test_c.gd",)), config
     )
     assert chosen.args == [
         *base,
@@ -59,7 +60,9 @@ def test_gut_runs_as_its_readme_shows_and_paths_replace_the_configs_tests(tmp_pa
     ]
     assert json.loads(chosen.files[work / "gutconfig.json"]) == {"prefix": "t_"}
     # JSON Godot reads and Python does not (a trailing comma): GUT would add its dirs to paths
-    unreadable = invocation("gut", 3, copy, work, Selection(("res://a",)), b'{"dirs": [],}')
+    unreadable = invocation(
+        "gut", profile_of(3), copy, work, Selection(("res://a",)), b'{"dirs": [],}'
+    )
     assert unreadable.files == {work / "gutconfig.json": b"{}"}
     assert unreadable.args[-1] == f"-gconfig={work / 'gutconfig.json'}"
     assert unreadable.note is not None and "its other settings" in unreadable.note
@@ -67,7 +70,7 @@ def test_gut_runs_as_its_readme_shows_and_paths_replace_the_configs_tests(tmp_pa
 
 def test_gdunit4_gets_its_own_options_and_a_report_folder_new_to_the_copy(tmp_path):
     copy, work = tmp_path / "copy", tmp_path / "work"
-    run = invocation("gdunit4", 4, copy, work, Selection(), None)
+    run = invocation("gdunit4", profile_of(4), copy, work, Selection(), None)
     folder = run.args[run.args.index("-rd") + 1]
     assert folder.startswith("res://godot-mcp-reports-")
     assert run.args[:6] == [
@@ -81,7 +84,9 @@ def test_gdunit4_gets_its_own_options_and_a_report_folder_new_to_the_copy(tmp_pa
     assert run.args[-2:] == ["-a", "res://test"] and "-d" not in run.args
     assert run.report_root == copy
     assert run.report_rel == (folder.removeprefix("res://"), "report_1", "results.xml")
-    two = invocation("gdunit4", 4, copy, work, Selection(("res://t",), ("res://u_test.gd",)), None)
+    two = invocation(
+        "gdunit4", profile_of(4), copy, work, Selection(("res://t",), ("res://u_test.gd",)), None
+    )
     assert two.args[-4:] == ["-a", "res://t", "-a", "res://u_test.gd"]
 
 

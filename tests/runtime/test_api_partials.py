@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.features.api import reference as api
 from godot_mcp.runtime.owner import me, start_ticks
 from godot_mcp.store.store import ArtifactStore
@@ -103,7 +104,7 @@ async def test_the_next_dump_removes_a_dead_owners_partial_not_a_live_ones(tmp_p
     api_dir = tmp_path / "api"
     dead = partial(api_dir, killed_owner())
     live = partial(api_dir, owner_of(live_child))
-    report = await api.dump(fake_engine(tmp_path, "ok"), 3, api_dir, "3.2.3.stable")
+    report = await api.dump(fake_engine(tmp_path, "ok"), profile_of(3), api_dir, "3.2.3.stable")
     assert report.dumped
     assert names(api_dir) == {"3.2.3.stable", live.name}
     assert not dead.exists()

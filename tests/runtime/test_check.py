@@ -242,7 +242,9 @@ async def test_a_check_past_its_time_limit_ends_with_its_process_group(tmp_path)
     project = make(tmp_path / "slow", {**CLEAN, "global.gd": SLOW_GLOBAL.format(ms=60_000)})
     plan = tree.plan(project)
     engine = engines.current()
-    job = check.Check(shutil.which(engine.headless) or "", engine.major, tmp_path / "work", project)
+    job = check.Check(
+        shutil.which(engine.headless) or "", engine.profile, tmp_path / "work", project
+    )
     job.prepare(plan, check.select(plan, None))
     job.launch()
     started = time.monotonic()
@@ -288,7 +290,7 @@ async def test_an_engine_that_fails_before_checking_says_why(tmp_path, output, c
     fake.parent.mkdir()
     fake.write_text(f"#!/bin/sh\n{output}exit {code}\n")
     fake.chmod(0o755)
-    job = check.Check(str(fake), engines.current().major, tmp_path / "work", project)
+    job = check.Check(str(fake), engines.current().profile, tmp_path / "work", project)
     job.prepare(plan, check.select(plan, None))
     job.launch()
     with pytest.raises(check.CheckFailed) as caught:

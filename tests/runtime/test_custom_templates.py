@@ -262,7 +262,7 @@ def test_the_runner_binds_exactly_the_one_checked_file(tmp_path):
         shutil.which(engine.headless) or engine.headless,
         tmp_path / "work",
         env={**os.environ, **no_templates(tmp_path)},
-        godot_major=engine.major,
+        profile=engine.profile,
     )
     preset = find_preset(read_project_presets(project), "Linux/X11")
     expected = expected_outputs(project_name(project), preset, "debug")

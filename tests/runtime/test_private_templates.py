@@ -197,7 +197,7 @@ def test_the_export_runner_refuses_a_private_template_on_its_own(served, engine,
     runner = ExportRunner(
         shutil.which(engine.headless) or engine.headless,
         tmp_path / "work",
-        godot_major=engine.major,
+        profile=engine.profile,
         private=tuple(private_roots(server.state_dir)),
     )
     preset = find_preset(read_project_presets(copy), "Linux/X11")

@@ -4,7 +4,7 @@ Godot 3.2.3 runs on the host (Debian 12's ``godot3`` packages); Godot 4.6.3 and 
 run inside a Debian sid root (``tools/godot4-root.sh``), where the whole server and its tests
 run natively. A test that takes the ``engine`` fixture runs once per engine; each lane of
 ``tools/test.sh`` selects the engine it can run (``GODOT_MCP_TEST_ENGINES``: 3, 4 or 36) and
-deselects the others. An engine is keyed by its lane (``3``, ``4``, ``36``); ``major`` is what
+deselects the others. An engine is keyed by its lane (``3``, ``4``, ``36``); ``profile`` is what
 the code under test branches on.
 """
 
@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from godot_mcp.engine.process.locate import GodotInstall, locate_godot
+from godot_mcp.engine.profile import EngineProfile, profile_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,6 +45,10 @@ class Engine:
     @property
     def name(self) -> str:
         return f"godot{self.lane}"
+
+    @property
+    def profile(self) -> EngineProfile:
+        return profile_of(self.version)
 
     def binaries(self) -> tuple[str, ...]:
         """Every binary a real test of this engine may start."""

@@ -37,6 +37,7 @@ import anyio.abc
 from godot_mcp.engine.debugger.variant import Dictionary
 from godot_mcp.engine.debugger.wire import Framer, Message
 from godot_mcp.engine.process.redact import Scrubber
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.errors import InvalidArgument, Malformed, Remedy, Timeout, Unavailable
 
 __all__ = [
@@ -170,12 +171,12 @@ class Variables:
 
 
 class Debugger:
-    """One attached game's debugger connection (``major``: the engine's major version)."""
+    """One attached game's debugger connection (``engine``: its engine's profile)."""
 
     def __init__(
         self,
         stream: anyio.abc.ByteStream,
-        major: int,
+        engine: EngineProfile,
         breakpoints: dict[str, set[int]] | None = None,
         on_message: Callable[[Message], None] | None = None,
         on_break: Callable[[Break], None] | None = None,
@@ -189,8 +190,8 @@ class Debugger:
         if self._raw is not None:
             with contextlib.suppress(OSError):
                 self._raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.major = major
-        self._framer = Framer(major)
+        self.engine = engine
+        self._framer = Framer(engine.major)
         self.breakpoints: dict[str, set[int]] = breakpoints or {}
         self._on_message = on_message
         self._on_break = on_break
@@ -281,7 +282,7 @@ class Debugger:
             error = m.args[1] if len(m.args) > 1 and isinstance(m.args[1], str) else ""
             self._entered = error
             await self._send("get_stack_dump", [])
-            if self.major >= 4 and len(m.args) > 2 and m.args[2] is True:
+            if self.engine.enter_says_stack and len(m.args) > 2 and m.args[2] is True:
                 # Godot 4 says it has a stack: the top frame's variables in the same poll
                 # (asked of an empty stack, the engine would log errors of its own).
                 await self._request_vars(0)
@@ -308,7 +309,7 @@ class Debugger:
                 if stack:  # the top frame may be deeper than the server's own script's
                     await self._request_vars(stack[0].index)
             self._answer(m)
-        elif m.name == "error" and self._evaluating is not None and self.major >= 4:
+        elif m.name == "error" and self._evaluating is not None and self.engine.can_evaluate:
             # Godot 4: [h, m, s, ms, file, function, line, error, description, warning, …]
             said = [a for a in m.args[7:9] if isinstance(a, str) and a]
             if said and not (len(m.args) > 9 and m.args[9] is True):
@@ -321,7 +322,7 @@ class Debugger:
             if m.name in ("profile_total", "servers:profile_total"):
                 self._answer(m, "profile_total")
         elif m.name == "stack_frame_vars":
-            if self.major < 4:
+            if not self.engine.variables_one_by_one:
                 self._got_vars(_godot3_vars(m.args))
             else:
                 self._vars = Variables()
@@ -376,7 +377,7 @@ class Debugger:
 
     def _frames(self, args: list[Any]) -> list[Frame]:
         frames: list[Frame] = []
-        if self.major < 4:
+        if not self.engine.flat_stack:
             for i, d in enumerate(args):
                 f = (
                     {k: v for k, v in d.items if isinstance(k, str)}
@@ -551,16 +552,16 @@ class Debugger:
             raise self.not_stopped()
         if self.stopped is not None:
             raise _at_break(self._scrub.game(self.stopped.where))
-        profile = Profile(self.major)
+        profile = Profile(self.engine)
         self._profile = profile
         got: list[Message] = []
         self._waiters.setdefault("profile_total", []).append(got)
         stopped_it = False
         try:
-            if self.major < 4:
-                await self._send("start_profiling", [PROFILED_FUNCTIONS])
-            else:
+            if self.engine.servers_profiler:
                 await self._send("profiler:servers", [True, [PROFILED_FUNCTIONS, False]])
+            else:
+                await self._send("start_profiling", [PROFILED_FUNCTIONS])
             with anyio.move_on_after(seconds):
                 await self.until_stopped()
             if self.stopped is not None:
@@ -582,10 +583,10 @@ class Debugger:
                         await self._stop_profiler()
 
     async def _stop_profiler(self) -> None:
-        if self.major < 4:
-            await self._send("stop_profiling", [])
-        else:
+        if self.engine.servers_profiler:
             await self._send("profiler:servers", [False])
+        else:
+            await self._send("stop_profiling", [])
 
     async def set_breakpoint(self, path: str, line: int, on: bool) -> None:
         lines = self.breakpoints.setdefault(path, set())
@@ -597,7 +598,7 @@ class Debugger:
     async def reload_scripts(self, paths: list[str]) -> None:
         """Ask for a reload at the engine's next idle poll (Godot 3: of every script, it
         takes no list; Godot 4: of ``paths``)."""
-        await self._send("reload_scripts", [] if self.major < 4 else list(paths))
+        await self._send("reload_scripts", list(paths) if self.engine.reloads_named_scripts else [])
 
     def _need_stop(self) -> Break:
         if self.lost is not None or self.stopped is None:
@@ -664,8 +665,8 @@ class Profile:
     past what every JSON reader holds exactly, is dropped and counted, never answered.
     """
 
-    def __init__(self, major: int) -> None:
-        self.major = major
+    def __init__(self, engine: EngineProfile) -> None:
+        self.engine = engine
         self.signatures: dict[int, tuple[str, int, str]] = {}
         self.frames = 0
         self._sum: dict[int, _Sum] = {}
@@ -691,7 +692,7 @@ class Profile:
         """[id, calls, self, total] of each function of one profile message, as sent; what
         does not read as the engine sends it (counts past the message, an id that is no
         integer) counts for nothing."""
-        if self.major < 4:
+        if not self.engine.servers_profiler:
             d, f = _count(a, 6), _count(a, 7)
             start = 8 + 2 * d
             if d < 0 or f < 0 or start + 4 * f > len(a):

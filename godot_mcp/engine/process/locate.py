@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from godot_mcp.engine.process import environment
+from godot_mcp.engine.process.availability import AVAILABLE, Availability, unavailable
 from godot_mcp.engine.process.engine_lines import VERSION, version_line
 from godot_mcp.engine.process.run import CannotStart, GodotRun
+from godot_mcp.engine.profile import EngineProfile, profile_of
 
 WINDOWED_CANDIDATES = ("godot4", "godot", "godot3")
 HEADLESS3_CANDIDATES = ("godot3-server", "godot-server")
@@ -44,6 +46,20 @@ class GodotInstall:
         return self.version if mode == "windowed" else self.headless_version
 
     @property
+    def profile(self) -> EngineProfile:
+        """The windowed engine's profile (Godot 3's when its version is unknown)."""
+        return profile_of(self.version)
+
+    @property
+    def headless_profile(self) -> EngineProfile:
+        """The headless engine's profile (checks, exports, imports, headless games)."""
+        return profile_of(self.headless_version)
+
+    def profile_for(self, mode: str) -> EngineProfile:
+        """The profile of the engine a game of ``mode`` (``windowed``, ``headless``) runs on."""
+        return self.profile if mode == "windowed" else self.headless_profile
+
+    @property
     def headless_major(self) -> int | None:
         """Major version of the headless binary, if known."""
         return major_of(self.headless_version)
@@ -65,17 +81,8 @@ class GodotInstall:
 
     @property
     def windowed_flags(self) -> list[str]:
-        """Flags a windowed game needs: Godot 4.0–4.3 without a GPU must be told to use
-        OpenGL (Vulkan fails under Xvfb; 4.4 falls back by itself)."""
-        numbers = [int(n) for n in re.findall(r"\d+", self.version or "")[:2]]
-        if len(numbers) == 2 and numbers[0] == 4 and numbers[1] < 4:
-            return ["--rendering-driver", "opengl3"]
-        return []
-
-    @property
-    def headless_needs_flag(self) -> bool:
-        """Godot 4 runs headless as the ordinary binary with ``--headless``."""
-        return (self.headless_major or 0) >= 4
+        """Flags a windowed game needs (its engine's, where there is no GPU)."""
+        return list(self.profile.windowed_flags)
 
 
 def engine_name(version: str | None) -> str:
@@ -90,12 +97,6 @@ def is_dotnet(version: str | None) -> bool | None:
     if not version:
         return None
     return bool(_DOTNET.search(version.strip()))
-
-
-def major_minor(version: str | None) -> tuple[int, int] | None:
-    """The major and minor numbers of a Godot version string (``3.2.3.stable`` is (3, 2))."""
-    match = VERSION.match(version or "")
-    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def major_of(version: str | None) -> int | None:
@@ -141,7 +142,7 @@ def locate_godot(
     if wanted_headless:
         headless = _which(wanted_headless, env)
         headless_version = read_version(headless) if headless else None
-    elif binary and (major or 0) >= 4:
+    elif binary and profile_of(version).headless_flags:
         headless, headless_version = binary, version
     else:
         headless = next(
@@ -160,24 +161,23 @@ def locate_godot(
     )
 
 
-def windowed_availability(inst: GodotInstall) -> str:
-    """``"available"`` or ``"unavailable: <why>"`` for windowed game sessions."""
+def windowed_availability(inst: GodotInstall) -> Availability:
+    """Whether windowed game sessions can start, and if not why."""
     if not inst.binary:
-        return "unavailable: no Godot binary found (set GODOT_BIN or install godot3/godot4)"
+        return unavailable("no Godot binary found (set GODOT_BIN or install godot3/godot4)")
     if not inst.version:
-        return "unavailable: the Godot binary did not report a version"
+        return unavailable("the Godot binary did not report a version")
     if not inst.display and not inst.xvfb:
-        return "unavailable: no DISPLAY and no Xvfb installed"
-    return "available"
+        return unavailable("no DISPLAY and no Xvfb installed")
+    return AVAILABLE
 
 
-def headless_availability(inst: GodotInstall) -> str:
-    """``"available"`` or ``"unavailable: <why>"`` for headless game sessions."""
+def headless_availability(inst: GodotInstall) -> Availability:
+    """Whether headless game sessions can start, and if not why."""
     if not inst.headless:
-        return (
-            "unavailable: no headless Godot found "
-            "(Godot 3 needs godot3-server; or set GODOT_HEADLESS_BIN)"
+        return unavailable(
+            "no headless Godot found (Godot 3 needs godot3-server; or set GODOT_HEADLESS_BIN)"
         )
     if not inst.headless_version:
-        return "unavailable: the headless Godot binary did not report a version"
-    return "available"
+        return unavailable("the headless Godot binary did not report a version")
+    return AVAILABLE

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from godot_mcp.engine.process import engine_lines, environment, sandbox
+from godot_mcp.engine.process.availability import AVAILABLE, Availability, unavailable
 from godot_mcp.engine.process.child import Child
 from godot_mcp.errors import Failed
 
@@ -167,17 +168,16 @@ def xdg_homes(base: Path | str) -> dict[str, str]:
 
 
 @functools.cache
-def sandbox_availability(engine: str | None = None) -> str:
-    """``available``, or why exports cannot be sandboxed on this machine. Blocking.
+def sandbox_availability(engine: str | None = None) -> Availability:
+    """Whether exports can be sandboxed on this machine, and if not why. Blocking.
 
     With ``engine`` (a Godot binary), the probe is that engine printing its version inside
     the sandbox, as an export or check would start it: a sandbox that starts ``/bin/true``
     but not the engine (its libraries, its folder) is not available.
     """
     if sandbox.bwrap() is None:
-        return (
-            "unavailable: exports run Godot in a sandbox and need bubblewrap "
-            "(apt-get install bubblewrap)"
+        return unavailable(
+            "exports run Godot in a sandbox and need bubblewrap (apt-get install bubblewrap)"
         )
     run = GodotRun(
         engine or "/bin/true",
@@ -190,11 +190,11 @@ def sandbox_availability(engine: str | None = None) -> str:
         probe = run.probe(timeout=20)
     except CannotStart as exc:
         why = exc.message.removeprefix("cannot start Godot: ")
-        return f"unavailable: bubblewrap cannot start: {why}"
+        return unavailable(f"bubblewrap cannot start: {why}")
     output = (probe.stdout + probe.stderr).splitlines()
     # Godot's --version exit status means nothing (3.2.3 exits 255): its answer does.
     if probe.code == 0 if engine is None else engine_lines.version_line(probe.stdout):
-        return "available"
+        return AVAILABLE
     why = engine_lines.first_reason(output) or (
         f"exit status {probe.code}" if probe.code is not None else "no answer within 20 s"
     )
@@ -203,8 +203,8 @@ def sandbox_availability(engine: str | None = None) -> str:
         why = why.replace(real, Path(real).name).replace(str(Path(real).parent) + "/", "")
     why = why[:200]
     if engine is None or any(line.startswith("bwrap:") for line in output):
-        return f"unavailable: bubblewrap cannot make a sandbox here: {why}"
-    return f"unavailable: the engine does not start in the sandbox: {why}"
+        return unavailable(f"bubblewrap cannot make a sandbox here: {why}")
+    return unavailable(f"the engine does not start in the sandbox: {why}")
 
 
 async def stop_run(child: Child | None, grace: float = 5.0) -> None:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from godot_mcp.engine.process.locate import GodotInstall, engine_name, is_dotnet
 from godot_mcp.engine.process.redact import printable
+from godot_mcp.engine.profile import saved_by_newer
 from godot_mcp.engine.project import reach, uids
 from godot_mcp.engine.project.files import visible_files
 from godot_mcp.engine.project.presets import project_config
@@ -209,7 +210,8 @@ def newer_engine(features: Iterable[str], engine_version: str | None) -> str | N
     running = _ENGINE_VERSION.match(engine_version or "")
     if saved is None or running is None:
         return None
-    if (int(saved.group(1)), int(saved.group(2))) <= (int(running.group(1)), int(running.group(2))):
+    numbers = (int(saved.group(1)), int(saved.group(2)))
+    if not saved_by_newer(numbers, (int(running.group(1)), int(running.group(2)))):
         return None
     number = ".".join(g for g in running.groups() if g is not None)
     return (

@@ -15,10 +15,10 @@ left out); a file whose own ``.import`` says it is kept as it is (``importer="ke
 ``"skip"``) is not imported.
 
 The extensions are the engine's own importers' (textures, audio, scenes and models,
-translations; Godot 4 also fonts and shader files), as Godot 3.2, 3.6 and 4.6 import them:
-Godot 3.2 imports ``.svgz`` and no ``.mp3``, Godot 3.3 on imports ``.mp3`` (3.6 no longer
-``.svgz``). :func:`importable` with a minor version gives the exact set of that engine;
-without one, any Godot 3's.
+translations; Godot 4 also fonts and shader files), as Godot 3.2, 3.6 and 4.6 import them
+(``engine/profile.py``): Godot 3.2 imports ``.svgz`` and no ``.mp3``, Godot 3.3 on imports
+``.mp3`` (3.6 no longer ``.svgz``). :func:`importable` gives the exact set of an engine;
+whether a project was never imported, any engine of its major's.
 
 Blocking (reads the project's folders and a few bytes of its sidecars and scripts): call
 from a worker thread.
@@ -30,45 +30,19 @@ import os
 import re
 from pathlib import Path
 
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.engine.project.files import MAX_FILES, visible_files
 from godot_mcp.errors import Remedy, Unavailable
 
 __all__ = [
     "MAX_FILES",
     "NeverImported",
-    "folder",
     "importable",
     "importable_files",
     "never_imported",
     "refuse_never_imported",
 ]
 
-_COMMON = frozenset(
-    {
-        # textures
-        "png", "jpg", "jpeg", "webp", "svg", "tga", "bmp", "hdr", "exr",
-        # audio
-        "wav", "ogg",
-        # scenes and models
-        "gltf", "glb", "dae", "obj", "fbx", "escn",
-        # translations
-        "csv",
-    }
-)  # fmt: skip
-_GODOT3 = _COMMON | {"svgz", "mp3"}  # 3.2 imports .svgz, 3.3 and later .mp3
-_GODOT4 = _COMMON | {
-    "mp3",
-    "ttf",
-    "otf",
-    "ttc",
-    "otc",
-    "woff",
-    "woff2",
-    "pfb",
-    "fnt",
-    "font",
-    "glsl",
-}
 _KEPT = re.compile(rb'^importer="(?:keep|skip)"', re.M)
 # A top-level class_name, after annotations such as @tool or @icon("…") on the same line.
 _CLASS_NAME = re.compile(rb"^(?:@\w+(?:\([^)\n]*\))?\s+)*class_name\s+[A-Za-z_]", re.M)
@@ -78,8 +52,8 @@ _SCRIPT_BYTES = 1 << 20  # a script's head read for its class_name
 class NeverImported(Unavailable):
     """A game of a project that was never imported: its resources cannot load."""
 
-    def __init__(self, major: int) -> None:
-        self.folder = folder(major)
+    def __init__(self, engine: EngineProfile) -> None:
+        self.folder = engine.import_folder
         super().__init__(
             f"the project was never imported (it has no {self.folder} folder), so its "
             "resources cannot load",
@@ -87,19 +61,13 @@ class NeverImported(Unavailable):
         )
 
 
-def folder(major: int) -> str:
-    """The engine's import folder: ``.godot/`` on Godot 4, ``.import/`` on Godot 3."""
-    return ".godot/" if major >= 4 else ".import/"
+def importable(rel: str, engine: EngineProfile) -> bool:
+    """Whether the engine imports the file ``rel``."""
+    return _suffix(rel) in engine.imports
 
 
-def importable(rel: str, major: int, minor: int | None = None) -> bool:
-    """Whether the engine (``major``, and ``minor`` when known) imports the file ``rel``."""
-    suffix = os.path.splitext(rel)[1][1:].lower()
-    if major >= 4:
-        return suffix in _GODOT4
-    if minor is not None and suffix in ("svgz", "mp3"):
-        return (suffix == "svgz") == (minor <= 2)
-    return suffix in _GODOT3
+def _suffix(rel: str) -> str:
+    return os.path.splitext(rel)[1][1:].lower()
 
 
 def _head(path: Path, limit: int) -> bytes:
@@ -119,12 +87,12 @@ def _kept(source: Path) -> bool:
     return bool(_KEPT.search(_head(source.with_name(source.name + ".import"), 4096)))
 
 
-def importable_files(project: Path, major: int, minor: int | None = None) -> list[str]:
+def importable_files(project: Path, engine: EngineProfile) -> list[str]:
     """The project's files the engine imports (relative, ``/``-separated), in path order."""
     return [
         rel
         for rel in visible_files(project)
-        if importable(rel, major, minor) and not _kept(project / rel)
+        if importable(rel, engine) and not _kept(project / rel)
     ]
 
 
@@ -132,21 +100,23 @@ def _declares_class(path: Path) -> bool:
     return bool(_CLASS_NAME.search(_head(path, _SCRIPT_BYTES)))
 
 
-def never_imported(project: Path, major: int) -> bool:
-    """Whether ``project`` has something to import on this engine and no import folder."""
+def never_imported(project: Path, engine: EngineProfile) -> bool:
+    """Whether ``project`` has something to import on an engine of this one's major and no
+    import folder."""
     project = Path(project)
-    if (project / folder(major)).is_dir():
+    if (project / engine.import_folder).is_dir():
         return False
     for rel in visible_files(project):
         path = project / rel
-        if importable(rel, major) and not _kept(path):
+        if _suffix(rel) in engine.major_imports and not _kept(path):
             return True
-        if major >= 4 and rel.endswith(".gd") and _declares_class(path):
+        if engine.class_names_need_import and rel.endswith(".gd") and _declares_class(path):
             return True
     return False
 
 
-def refuse_never_imported(project: Path, major: int | None) -> None:
-    """Refuse (:class:`NeverImported`) a game of a never-imported project."""
-    if major is not None and never_imported(project, major):
-        raise NeverImported(major)
+def refuse_never_imported(project: Path, engine: EngineProfile | None) -> None:
+    """Refuse (:class:`NeverImported`) a game of a never-imported project (``engine``:
+    ``None`` when its version is unknown)."""
+    if engine is not None and never_imported(project, engine):
+        raise NeverImported(engine)

@@ -70,6 +70,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.engine.project import tree
 from godot_mcp.errors import InvalidArgument, quoted
 
@@ -657,67 +658,21 @@ def read_presets(project: Path) -> list[Preset]:
 
 
 PLATFORMS = ("linux", "windows", "macos", "web", "android", "ios")
-_ENGINE_PLATFORMS = {
-    3: {
-        "linux": "Linux/X11",
-        "windows": "Windows Desktop",
-        "macos": "Mac OSX",
-        "web": "HTML5",
-        "android": "Android",
-        "ios": "iOS",
-    },
-    4: {
-        "linux": "Linux",
-        "windows": "Windows Desktop",
-        "macos": "macOS",
-        "web": "Web",
-        "android": "Android",
-        "ios": "iOS",
-    },
-}
-# The [preset.N] keys each engine writes (and reads back without a default), in its order.
-_PRESET_KEYS = {
-    3: (
-        ("runnable", "true"),
-        ("custom_features", '""'),
-        ("export_filter", '"all_resources"'),
-        ("include_filter", '""'),
-        ("exclude_filter", '""'),
-        ("export_path", '""'),
-        ("script_export_mode", "1"),
-        ("script_encryption_key", '""'),
-    ),
-    4: (
-        ("runnable", "true"),
-        ("dedicated_server", "false"),
-        ("custom_features", '""'),
-        ("export_filter", '"all_resources"'),
-        ("include_filter", '""'),
-        ("exclude_filter", '""'),
-        ("export_path", '""'),
-        ("encryption_include_filters", '""'),
-        ("encryption_exclude_filters", '""'),
-        ("encrypt_pck", "false"),
-        ("encrypt_directory", "false"),
-    ),
-}
 
 
-def platform_preset(platform: str, godot_major: int) -> Preset:
+def platform_preset(platform: str, engine: EngineProfile) -> Preset:
     """The preset a ``platform`` export runs: named as the engine names the platform, no
     ``export_path`` (outputs named from the project), the engine's default options.
 
-    ``ValueError`` for a platform outside ``PLATFORMS`` or an engine other than 3 or 4.
+    ``ValueError`` for a platform outside ``PLATFORMS``.
     """
     if platform not in PLATFORMS:
         raise ValueError(f"platform must be one of {', '.join(PLATFORMS)}, not {platform!r}")
-    if godot_major not in _ENGINE_PLATFORMS:
-        raise ValueError(f"unsupported Godot major version {godot_major}")
-    name = _ENGINE_PLATFORMS[godot_major][platform]
+    name = engine.platform_names[platform]
     return Preset(name=name, platform=name, export_path="")
 
 
-def platform_presets_text(preset: Preset, godot_major: int) -> str:
+def platform_presets_text(preset: Preset, engine: EngineProfile) -> str:
     """An ``export_presets.cfg`` holding ``preset`` alone with the engine's default options.
 
     The options section names the custom templates, unset (their default on every platform:
@@ -727,11 +682,9 @@ def platform_presets_text(preset: Preset, godot_major: int) -> str:
     ``.sh`` or ``.console.exe`` launcher beside the binary), so a desktop export is its binary
     and its pack on both engines, as ``expected_outputs`` names them.
     """
-    if godot_major not in _PRESET_KEYS:
-        raise ValueError(f"unsupported Godot major version {godot_major}")
     lines = ["[preset.0]", "", f"name={_quoted(preset.name)}"]
     lines += [f"platform={_quoted(preset.platform)}"]
-    lines += [f"{key}={value}" for key, value in _PRESET_KEYS[godot_major]]
+    lines += [f"{key}={value}" for key, value in engine.preset_keys]
     lines += [
         "",
         "[preset.0.options]",
@@ -739,7 +692,7 @@ def platform_presets_text(preset: Preset, godot_major: int) -> str:
         'custom_template/debug=""',
         'custom_template/release=""',
     ]
-    if godot_major == 4 and _family(preset.platform) == "desktop":
+    if engine.console_wrapper and _family(preset.platform) == "desktop":
         lines.append("debug/export_console_wrapper=0")
     return "\n".join(lines) + "\n"
 

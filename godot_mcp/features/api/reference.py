@@ -48,6 +48,7 @@ import anyio
 
 from godot_mcp.engine.process.run import GodotRun, xdg_homes
 from godot_mcp.engine.process.supervisor import Supervisor
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.errors import InvalidArgument, NotFound, Timeout, Unavailable
 
 __all__ = [
@@ -272,7 +273,7 @@ def _settle(partial: Path, target: Path) -> bool:
 
 async def dump(
     binary: str,
-    major: int,
+    engine: EngineProfile,
     api_dir: Path,
     version: str,
     *,
@@ -288,10 +289,9 @@ async def dump(
         partial = await anyio.to_thread.run_sync(_prepare, api_dir, binary)
     except OSError as exc:
         raise Unavailable(f"the class reference cannot be dumped: {exc.strerror}") from None
-    flags = ["--headless"] if major >= 4 else []
     run = GodotRun(
         binary,
-        [*flags, "--doctool", str(partial / "out")],
+        [*engine.headless_flags, "--doctool", str(partial / "out")],
         partial / "cwd",
         extra_env={**xdg_homes(partial / "home"), "HOME": str(partial / "home")},
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import anyio
 
-from godot_mcp.errors import Unavailable
+from godot_mcp.engine.process.availability import AVAILABLE, Availability, unavailable
 from godot_mcp.features import api
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.dirs import RuntimeDirs
@@ -32,11 +32,11 @@ class ApiService:
         self._lock = anyio.Lock()
         self.last_dump: api.DumpReport | None = None
 
-    def availability(self) -> str:
+    def availability(self) -> Availability:
         install = self.rt.godot
         if not install.headless or not install.headless_version:
-            return "unavailable: no headless Godot found to dump its class reference"
-        return "available"
+            return unavailable("no headless Godot found to dump its class reference")
+        return AVAILABLE
 
     async def index(self) -> api.ApiIndex:
         """The engine's reference, dumped if this engine version has none yet."""
@@ -44,14 +44,12 @@ class ApiService:
             return self._index
         async with self._lock:
             if self._index is None:
-                why = self.availability()
-                if why != "available":
-                    raise Unavailable(why.removeprefix("unavailable: "))
+                self.availability().refuse()
                 install = self.rt.godot
                 assert install.headless is not None and install.headless_version is not None
                 self.last_dump = await api.dump(
                     install.headless,
-                    install.headless_major or 3,
+                    install.headless_profile,
                     self.rt.dirs.api_dir,
                     install.headless_version,
                 )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
+from godot_mcp.engine.process.availability import Availability
 from godot_mcp.features.api import KINDS, MAX_NAME
 from godot_mcp.mcp.budget import Budget, cost
 from godot_mcp.mcp.outcomes import tool_result
@@ -64,7 +65,7 @@ def _fit(
     return result
 
 
-def availability(deps: ServerDeps) -> str:
+def availability(deps: ServerDeps) -> Availability:
     return deps.api.availability()
 
 

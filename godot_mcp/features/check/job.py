@@ -81,6 +81,7 @@ from godot_mcp.engine.process.output import plain
 from godot_mcp.engine.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.engine.process.run import Confinement, GodotRun, xdg_homes
 from godot_mcp.engine.process.supervisor import Supervisor
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.engine.project import reach, tree
 from godot_mcp.engine.project.facts import (
     Facts,
@@ -101,7 +102,6 @@ FILE_LIMIT_S = 20.0  # one file that loads longer is reported and skipped
 MAX_RESTARTS = 10  # Godot started again after a crash or a stuck file, at most
 RESTART_S = 5.0  # time a restart adds to the check's limit
 TMP_BYTES = 256 << 20  # what Godot may write (/tmp, /dev/shm) in the sandbox
-_SCRIPT = {3: "check3.gd", 4: "check4.gd"}
 # Any other script error: Godot 3 names the function first ("_init: m"), Godot 4 does not.
 _RUNTIME_ERROR = re.compile(r"^SCRIPT ERROR: (?:[\w:]+: )?(.*)$")
 _FORMAT = re.compile(r"^ERROR: (?:\w+: )?(res://.+?):(\d+) - Parse Error: (.*?)\.?\s*$")
@@ -498,7 +498,7 @@ class Check:
     def __init__(
         self,
         binary: str,
-        major: int,
+        profile: EngineProfile,
         work_dir: Path,
         project: Path,
         env: Mapping[str, str] | None = None,
@@ -515,7 +515,7 @@ class Check:
         self.carried: list[str] = []  # warnings: C# the game does not need will not load
         self.csharp_only: set[str] = set()  # files that load a C# script, at any remove
         self.facts = Facts([], False)  # what project.godot declares; ``prepare`` reads it
-        self.major = 4 if major >= 4 else 3
+        self.profile = profile
         self.work_dir = Path(work_dir)
         self.project = Path(project)
         self._root_id = (0, 0)
@@ -548,7 +548,7 @@ class Check:
                 self.carried = [csharp_carried(self.engine, fit.files)] if fit.files else []
         self.work_dir.mkdir(parents=True, mode=0o700)
         listing = self.work_dir / "list.txt"
-        source = (Path(__file__).parent / _SCRIPT[self.major]).read_text(encoding="utf-8")
+        source = (Path(__file__).parent / self.profile.script("check")).read_text(encoding="utf-8")
         source = source.replace("__LIST__", _gd_string(str(listing))).replace("__MARK__", self.mark)
         (self.work_dir / "check.gd").write_text(source, encoding="utf-8")
 
@@ -565,11 +565,10 @@ class Check:
         Godot writes only to a size-bounded ``/tmp`` (its XDG dirs are there); the work
         dir (the list, the script) and the project are read-only.
         """
-        flags = ["--headless"] if self.major >= 4 else []
         script = str(self.work_dir / "check.gd")
         return GodotRun(
             self.binary,
-            [*flags, "--path", str(self.project), "--script", script],
+            [*self.profile.headless_flags, "--path", str(self.project), "--script", script],
             self.work_dir,
             base_env=self.env,
             extra_env=xdg_homes("/tmp/xdg"),

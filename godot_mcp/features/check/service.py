@@ -59,7 +59,7 @@ class CheckService(HeadlessWork):
                 assert install.headless is not None
                 job = check.Check(
                     install.headless,
-                    install.headless_major or 3,
+                    install.headless_profile,
                     self.scratch / new_id(),
                     plan.root if copied is not None else self.rt.project,
                     private=self.rt.private_paths(),

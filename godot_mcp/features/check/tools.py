@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
+from godot_mcp.engine.process.availability import Availability
 from godot_mcp.engine.process.redact import printable
 from godot_mcp.mcp.outcomes import ok
 from godot_mcp.mcp.progress import Status
@@ -46,7 +47,7 @@ async def project_check(call: Call) -> types.CallToolResult:
     return result
 
 
-def availability(deps: ServerDeps) -> str:
+def availability(deps: ServerDeps) -> Availability:
     return deps.checks.availability()
 
 

@@ -26,7 +26,7 @@ async def server_profile(call: Call) -> types.CallToolResult:
         transport=deps.transport,
         godot=deps.core.godot(),
         toolsets={name: name in deps.toolsets for name in TOOLSETS},
-        availability={tools.listed(t): t.availability(deps) for t in tools.all},
+        availability={tools.listed(t): str(t.availability(deps)) for t in tools.all},
     )
 
 

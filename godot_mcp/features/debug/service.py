@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from godot_mcp.engine.debugger import Break, Profiled, to_json
+from godot_mcp.engine.process.availability import Availability, unavailable
 from godot_mcp.engine.process.locate import engine_name
 from godot_mcp.engine.process.redact import Scrubber
 from godot_mcp.engine.project import reach, tree
@@ -98,7 +99,7 @@ async def reload_scripts(
             at = f"{problem.path}:{problem.line}" if problem.line else problem.path
             raise InvalidArgument(f"{at}: {problem.message}; the game keeps its old code")
     if stopped and debug is not None:
-        if debug.major < 4:
+        if not debug.engine.reloads_named_scripts:
             await debug.reload_scripts([])
             return await rt.disk(_all_scripts, rt.project)  # Godot 3 reloads them all
         await debug.reload_scripts(targets)
@@ -180,7 +181,7 @@ class DebugService:
         """``expression`` evaluated in a stopped frame, as a JSON value."""
         managed = self._managed(caller, session_id)
         debugger = managed.debugger()
-        if debugger.major < 4:
+        if not debugger.engine.can_evaluate:
             version = engine_name(managed.game.engine_version)
             raise Unavailable(f"{version}'s debugger has no evaluation")
         _frame(debugger.stopped, frame)
@@ -194,7 +195,7 @@ class DebugService:
         running, after ``continue``)."""
         managed = self._managed(caller, session_id)
         debugger = managed.debugger()
-        if action == "out" and debugger.major < 4:
+        if action == "out" and not debugger.engine.steps_out:
             version = engine_name(managed.game.engine_version)
             raise Unavailable(f"{version}'s debugger has no step out")
         if action in ("step", "next", "out") and debugger.stopped is None:
@@ -220,17 +221,21 @@ class DebugService:
         """:func:`reload_scripts` in the caller's game."""
         return await reload_scripts(self.games, self.checks, caller, session_id, paths)
 
-    def reload_availability(self) -> str:
+    def reload_availability(self) -> Availability:
         why = self.checks.availability()
-        if why != "available":
+        if not why.ok:
             return why
         answers = [self.games.availability(m) for m in ("windowed", "headless")]
-        return "available" if "available" in answers else answers[0]
+        return next((a for a in answers if a.ok), answers[0])
 
-    def evaluate_availability(self) -> str | None:
-        """Why no engine here evaluates (all are Godot 3), or None."""
+    def evaluate_availability(self) -> Availability | None:
+        """Why no engine here evaluates (all whose version is known are Godot 3), or None."""
         install = self.games.rt.godot
-        majors = {install.major, install.headless_major} - {None}
-        if majors and max(m for m in majors if m is not None) < 4:
-            return f"unavailable: {engine_name(install.version)}'s debugger has no evaluation"
+        engines = [
+            (install.major, install.profile),
+            (install.headless_major, install.headless_profile),
+        ]
+        known = [profile for major, profile in engines if major is not None]
+        if known and not any(profile.can_evaluate for profile in known):
+            return unavailable(f"{engine_name(install.version)}'s debugger has no evaluation")
         return None

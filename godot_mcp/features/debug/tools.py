@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mcp import types
 
 from godot_mcp.engine.debugger import MAX_VARIABLES, Break
+from godot_mcp.engine.process.availability import Availability, unavailable
 from godot_mcp.engine.process.redact import Scrubber
 from godot_mcp.features.debug.service import MAX_PATHS
 from godot_mcp.features.game.debugging import MAX_BREAKPOINTS
@@ -153,13 +154,13 @@ async def reload(call: Call) -> types.CallToolResult:
     return ok(reloaded=done)
 
 
-def reload_availability(deps: ServerDeps) -> str:
+def reload_availability(deps: ServerDeps) -> Availability:
     return deps.debug.reload_availability()
 
 
-def evaluate_availability(deps: ServerDeps) -> str:
+def evaluate_availability(deps: ServerDeps) -> Availability:
     if not deps.disclosure.writes:
-        return f"unavailable: {WRITES_DISABLED}"
+        return unavailable(WRITES_DISABLED)
     return deps.debug.evaluate_availability() or availability_of(deps)
 
 

@@ -75,6 +75,7 @@ from godot_mcp.engine.process.engine_lines import is_startup, without_escapes
 from godot_mcp.engine.process.redact import PathPair, Scrubber
 from godot_mcp.engine.process.run import CannotStart, Confinement, GodotRun, xdg_homes
 from godot_mcp.engine.process.supervisor import Supervisor
+from godot_mcp.engine.profile import GODOT_3, EngineProfile
 from godot_mcp.engine.project import tree
 from godot_mcp.engine.project.presets import (
     KINDS,
@@ -102,14 +103,6 @@ from godot_mcp.features.export.verify import OutputInvalid, verify_output
 RUNNING, SUCCEEDED, FAILED, CANCELLED = "running", "succeeded", "failed", "cancelled"
 VERIFYING = "verifying"  # exited 0, outputs being checked: still "running" to callers
 _ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}")  # never "." or ".."
-_FLAGS = {
-    3: {"pack": ["--export-pack"], "release": ["--export"], "debug": ["--export-debug"]},
-    4: {
-        "pack": ["--headless", "--export-pack"],
-        "release": ["--headless", "--export-release"],
-        "debug": ["--headless", "--export-debug"],
-    },
-}
 _NOISE = (
     re.compile(r"Invalid locale '"),
     re.compile(r"Unsupported locale '"),
@@ -132,7 +125,7 @@ class ExportRunner:
 
     ``env`` is the base environment for Godot (default: this process's); the user's export
     templates are looked up under its ``XDG_DATA_HOME`` (else ``$HOME/.local/share``).
-    ``godot_major`` picks the command-line flags. ``engine``: how failures name it
+    ``profile`` (the engine's) picks the command-line flags. ``engine``: how failures name it
     (``Godot 4.6.3``). Godot always runs under ``godot.sandbox``, seeing only its work dir
     (``ExportJob.launch``).
     """
@@ -140,7 +133,7 @@ class ExportRunner:
     headless_binary: str
     work_root: Path
     env: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(os.environ))
-    godot_major: int = 3
+    profile: EngineProfile = GODOT_3
     private: tuple[PathPair, ...] = ()
     engine: str = "Godot"
 
@@ -148,8 +141,6 @@ class ExportRunner:
         object.__setattr__(self, "work_root", Path(self.work_root))
         object.__setattr__(self, "env", dict(self.env))
         object.__setattr__(self, "private", tuple(self.private))
-        if self.godot_major not in _FLAGS:
-            raise ValueError(f"unsupported Godot major version {self.godot_major}")
 
     def start(
         self,
@@ -275,7 +266,7 @@ class ExportRunner:
                 if (user_godot / name).is_dir():
                     (work_dir / "xdg/data/godot" / name).symlink_to(user_godot / name)
             if write_preset:
-                _write_preset(work_dir / "snapshot", preset, self.godot_major)
+                _write_preset(work_dir / "snapshot", preset, self.profile)
             if template_fd is not None:
                 _point_snapshot_at(work_dir / "snapshot", preset, kind, f"{TEMPLATE_MOUNT}/{kind}")
         except tree.TreeError as exc:
@@ -350,7 +341,7 @@ class ExportJob:
     def godot_run(self, log: IO[bytes] | int = subprocess.DEVNULL) -> GodotRun:
         """This export as a Godot run: sandboxed, writing only its work dir, its output
         (stdout and stderr) to ``log``."""
-        flags = _FLAGS[self._runner.godot_major][self.kind]
+        flags = self._runner.profile.export_flags[self.kind]
         xdg = self.work_dir / "xdg"
         return GodotRun(
             self._runner.headless_binary,
@@ -576,14 +567,14 @@ def work_dirs(work_root: Path) -> list[Path]:
     return sorted(p for p in work_root.iterdir() if p.is_dir() and _ID.fullmatch(p.name))
 
 
-def _write_preset(snapshot: Path, preset: Preset, godot_major: int) -> None:
+def _write_preset(snapshot: Path, preset: Preset, engine: EngineProfile) -> None:
     """Make ``preset`` the snapshot's only export preset (``platform_presets_text``)."""
     path = snapshot / PRESETS_FILE
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with open(fd, "w", encoding="utf-8") as f:
-        f.write(platform_presets_text(preset, godot_major))
+        f.write(platform_presets_text(preset, engine))
 
 
 def _point_snapshot_at(snapshot: Path, preset: Preset, kind: str, dest: str) -> None:

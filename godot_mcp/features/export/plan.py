@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from godot_mcp.engine.process.redact import PathPair
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.engine.project.presets import (
     PLATFORMS,
     Preset,
@@ -49,15 +50,15 @@ class ExportPlan:
 
 
 def plan_export(
-    project: Path, preset_name: str | None, platform: str | None, kind: str, major: int
+    project: Path, preset_name: str | None, platform: str | None, kind: str, engine: EngineProfile
 ) -> ExportPlan:
     """The plan of an export of ``preset_name`` or, instead, of ``platform`` (exactly one)
-    on an engine of ``major``; ``InvalidArgument`` saying what to give instead."""
+    on ``engine``; ``InvalidArgument`` saying what to give instead."""
     if (preset_name is None) == (platform is None):
         raise InvalidArgument(f"give exactly one of preset and platform ({', '.join(PLATFORMS)})")
     if platform is not None:
         try:
-            preset = platform_preset(platform, major)
+            preset = platform_preset(platform, engine)
         except ValueError as exc:
             raise InvalidArgument(str(exc)) from None
     else:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import anyio
 
+from godot_mcp.engine.process.availability import Availability
 from godot_mcp.engine.project import tree
 from godot_mcp.engine.project.facts import export_warnings
 from godot_mcp.engine.project.imported import never_imported
@@ -103,7 +104,7 @@ class ExportService:
         await self.rt.disk(_private_dir, self.rt.dirs.exports_dir)
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
-    def availability(self) -> str:
+    def availability(self) -> Availability:
         return headless_availability(self.rt)
 
     async def begin(
@@ -120,11 +121,11 @@ class ExportService:
         Refused before anything is copied: neither or both, an unknown preset, a link out of
         the project (``invalid_argument``), no slot or not enough free space (``unavailable``).
         """
-        major = self.rt.godot.headless_major or 3
-        plan = await self.rt.disk(plan_export, self.rt.project, preset_name, platform, kind, major)
-        why = self.availability()
-        if why != "available":
-            raise Unavailable(why.removeprefix("unavailable: "))
+        profile = self.rt.godot.headless_profile
+        plan = await self.rt.disk(
+            plan_export, self.rt.project, preset_name, platform, kind, profile
+        )
+        self.availability().refuse()
         self.rt.slots.refuse_when_full()
         install = self.rt.godot
         assert install.headless is not None  # availability said so
@@ -132,7 +133,7 @@ class ExportService:
         runner = ExportRunner(
             install.headless,
             self.rt.dirs.exports_dir,
-            godot_major=install.headless_major or 3,
+            profile=install.headless_profile,
             private=self.rt.private_paths(),
             engine=install.headless_name,
         )
@@ -177,8 +178,8 @@ class ExportService:
                 write_preset=platform is not None,
                 launch=False,
             )
-            major = self.rt.godot.headless_major or 3
-            import_first = await self.rt.disk(never_imported, job.snapshot_dir, major)
+            profile = self.rt.godot.headless_profile
+            import_first = await self.rt.disk(never_imported, job.snapshot_dir, profile)
             version = self.rt.godot.headless_version
             warned = await self.rt.disk(export_warnings, job.snapshot_dir, version)
             if import_first:  # the watcher imports the copy, then launches (docs/godot.md, Import)

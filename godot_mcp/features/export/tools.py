@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
+from godot_mcp.engine.process.availability import Availability
 from godot_mcp.engine.project.presets import KINDS, PLATFORMS
 from godot_mcp.errors import InvalidArgument
 from godot_mcp.features.export.service import ExportView
@@ -44,7 +45,7 @@ def describe(view: ExportView) -> dict[str, Any]:
     return out
 
 
-def availability(deps: ServerDeps) -> str:
+def availability(deps: ServerDeps) -> Availability:
     return deps.exports.availability()
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.features.game.errors import GameInvalid
 
 MAX_ARGS = 32
@@ -118,7 +119,7 @@ GODOT3_PREFIXES = ("--mono-debugger-agent=",)
 GODOT3_FILES = ("project.godot", ".scn", ".tscn", ".escn", ".res", ".tres")
 
 
-def check_game_args(args: Sequence[str], major: int | None) -> list[str]:
+def check_game_args(args: Sequence[str], engine: EngineProfile) -> list[str]:
     """``args`` if a game may be given them on this engine; else ``GameInvalid`` naming the
     first that may not be, and why."""
     if not isinstance(args, list | tuple):
@@ -151,7 +152,7 @@ def check_game_args(args: Sequence[str], major: int | None) -> list[str]:
             raise GameInvalid(
                 f"{what} holds a %XX sequence, which the engine may decode before the game sees it"
             )
-        if (major or 3) < 4:
+        if engine.reads_args_after_dashes:
             if arg in GODOT3_OPTIONS or arg.startswith(GODOT3_PREFIXES):
                 raise GameInvalid(
                     f"{what} {arg!r} is an option Godot 3 reads itself, even after --; "

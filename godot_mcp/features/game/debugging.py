@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio.abc
 
 from godot_mcp.engine.debugger import Break, Debugger, DebugListener
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.errors import InvalidArgument, quoted
 from godot_mcp.features.game import GameSession
 
@@ -69,25 +70,28 @@ class DebugLaunch:
     def __init__(
         self,
         listener: DebugListener,
-        major: int,
+        engine: EngineProfile,
         breakpoints: dict[str, set[int]],
         background: anyio.abc.TaskGroup,
     ) -> None:
         self._listener = listener
-        self.major = major
+        self.engine = engine
         self.breakpoints = breakpoints
         self._background = background
         self.debugger: Debugger | None = None
 
     @classmethod
     async def open(
-        cls, major: int, breakpoints: dict[str, set[int]], background: anyio.abc.TaskGroup
+        cls,
+        engine: EngineProfile,
+        breakpoints: dict[str, set[int]],
+        background: anyio.abc.TaskGroup,
     ) -> DebugLaunch:
-        return cls(await DebugListener.open(), major, breakpoints, background)
+        return cls(await DebugListener.open(), engine, breakpoints, background)
 
     def engine_args(self) -> list[str]:
         address = f"127.0.0.1:{self._listener.port}"
-        args = ["--remote-debug", address if self.major < 4 else f"tcp://{address}"]
+        args = ["--remote-debug", self.engine.remote_debug(address)]
         if self.breakpoints:
             args += ["--breakpoints", engine_list(self.breakpoints)]
         return args
@@ -102,7 +106,7 @@ class DebugLaunch:
                 await self._listener.aclose()
         debugger = Debugger(
             stream,
-            self.major,
+            self.engine,
             {p: set(lines) for p, lines in self.breakpoints.items()},
             on_break=lambda brk: self._noted(game, brk),
             scrub=game.scrub,
@@ -114,7 +118,7 @@ class DebugLaunch:
     def _noted(self, game: GameSession, brk: Break) -> None:
         """Godot 3 stops printing script errors once a debugger is attached: the log gets
         the break's error as the engine would have printed it."""
-        if brk.reason == "error" and self.major < 4 and brk.error:
+        if brk.reason == "error" and not self.engine.logs_errors_when_debugged and brk.error:
             top = brk.stack[0] if brk.stack else None
             function = f"{top.function}: " if top else ""
             source = (top.path, top.line) if top else None

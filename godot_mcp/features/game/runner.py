@@ -28,6 +28,7 @@ from godot_mcp.engine.process.locate import (
 )
 from godot_mcp.engine.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.engine.process.run import CannotStart, GodotRun
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.errors import GodotMcpError
 from godot_mcp.features.game.args import check_game_args
 from godot_mcp.features.game.bridge import PORT_ENV, SCENE_ENV, SECRET_ENV, BridgeListener
@@ -47,7 +48,6 @@ __all__ = ["MAX_SIZE", "MIN_SIZE", "MODES", "GameRunner", "bridge_script", "vali
 
 MODES = ("windowed", "headless")
 MIN_SIZE, MAX_SIZE = 16, 8192
-_BRIDGES = {3: "bridge3.gd", 4: "bridge4.gd"}
 _SCENE = re.compile(r"res://[^\x00-\x1f\\]+\.(?:tscn|scn)")
 
 
@@ -78,10 +78,9 @@ def _validate_size(size: tuple[int, int] | None) -> tuple[int, int] | None:
     return size
 
 
-def bridge_script(major: int | None) -> Path:
-    """The bridge script for a Godot major version (3 when unknown)."""
-    name = _BRIDGES[4] if (major or 3) >= 4 else _BRIDGES[3]
-    return Path(__file__).resolve().parent / name
+def bridge_script(engine: EngineProfile) -> Path:
+    """The bridge script for an engine's GDScript."""
+    return Path(__file__).resolve().parent / engine.script("bridge")
 
 
 class GameRunner:
@@ -152,19 +151,16 @@ class GameRunner:
         scrub = Scrubber.for_run([*as_res(project), (self.scratch_dir, "<tmp>")], self.private)
 
         inst = self.install
+        engine = inst.profile_for(mode)
         if mode == "windowed":
-            availability, binary, major = windowed_availability(inst), inst.binary, inst.major
-            flags: list[str] = inst.windowed_flags
+            availability, binary = windowed_availability(inst), inst.binary
+            flags = list(engine.windowed_flags)
         else:
-            availability, binary, major = (
-                headless_availability(inst),
-                inst.headless,
-                inst.headless_major,
-            )
-            flags = ["--headless"] if inst.headless_needs_flag else []
-        if availability != "available" or binary is None:
-            raise GameUnavailable(availability.removeprefix("unavailable: "))
-        game_args = check_game_args(args, major)
+            availability, binary = headless_availability(inst), inst.headless
+            flags = list(engine.headless_flags)
+        availability.refuse(GameUnavailable)
+        assert binary is not None  # availability said so
+        game_args = check_game_args(args, engine)
 
         env: dict[str, str] = {}  # on top of the game's allow-list (engine/process/run.py)
         if os.environ.get("LANG", "C").split(".")[0] in ("", "C", "POSIX"):
@@ -193,7 +189,7 @@ class GameRunner:
         argv = [*flags, "--path", str(project), "--audio-driver", "Dummy", *engine_args]
         if size is not None:
             argv += ["--resolution", f"{size[0]}x{size[1]}"]
-        argv += ["--script", str(bridge_script(major)), "--", *game_args]
+        argv += ["--script", str(bridge_script(engine)), "--", *game_args]
         run = GodotRun(
             binary,
             argv,

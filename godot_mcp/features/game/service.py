@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 
 from godot_mcp.engine.debugger import Debugger
+from godot_mcp.engine.process.availability import Availability
 from godot_mcp.engine.process.locate import (
     GodotInstall,
     headless_availability,
@@ -140,7 +141,7 @@ class GameService:
         await self.rt.disk(prepare)
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
 
-    def availability(self, mode: str = "windowed") -> str:
+    def availability(self, mode: str = "windowed") -> Availability:
         install = self.rt.godot
         return (
             windowed_availability(install) if mode == "windowed" else headless_availability(install)
@@ -161,9 +162,7 @@ class GameService:
         first frame)."""
         if breakpoints and not debug:
             raise InvalidArgument("breakpoints need debug: true")
-        why = self.availability(mode)
-        if why != "available":
-            raise Unavailable(why.removeprefix("unavailable: "))
+        self.availability(mode).refuse()
         limit = self.rt.capacity.max_game_sessions
         if self.running() + self._starting >= limit:
             raise Unavailable(
@@ -178,9 +177,8 @@ class GameService:
             )
             if debug:
                 assert self._tg is not None, "start_service() first"
-                install = self.rt.godot
-                major = (install.major if mode == "windowed" else install.headless_major) or 3
-                launch = await DebugLaunch.open(major, points, self._tg)
+                profile = self.rt.godot.profile_for(mode)
+                launch = await DebugLaunch.open(profile, points, self._tg)
             game = await self.runner.start(
                 self.rt.project,
                 mode,
@@ -437,5 +435,5 @@ def _vetted(
     a game that needs C# or a never-imported project refused; what the start warns of."""
     points = parse_breakpoints(project, breakpoints)
     warnings = refuse_csharp(project, install, mode, scene)
-    refuse_never_imported(project, install.major)
+    refuse_never_imported(project, install.profile if install.major is not None else None)
     return points, warnings + project_file_warnings(project, install.version_for(mode))

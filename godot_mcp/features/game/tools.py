@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 from mcp import types
 
+from godot_mcp.engine.process.availability import Availability, unavailable
+from godot_mcp.engine.profile import GODOT_4
 from godot_mcp.errors import InvalidArgument
 from godot_mcp.features.game import (
     LEVELS,
@@ -37,7 +39,7 @@ from godot_mcp.mcp.spec import (
     NUMBER,
     STRING,
     Arg,
-    Availability,
+    AvailabilityOf,
     Tool,
 )
 from godot_mcp.store.values import ArtifactInfo
@@ -49,17 +51,17 @@ if TYPE_CHECKING:
 MODES = ("windowed", "headless")
 
 
-def _availability(*modes: str) -> Availability:
+def _availability(*modes: str) -> AvailabilityOf:
     """Available when any of ``modes`` is; else the first mode's reason."""
 
-    def check(deps: ServerDeps) -> str:
+    def check(deps: ServerDeps) -> Availability:
         answers = [deps.games.availability(m) for m in modes]
-        return "available" if "available" in answers else answers[0]
+        return next((a for a in answers if a.ok), answers[0])
 
     return check
 
 
-def availability_of(deps: ServerDeps) -> str:
+def availability_of(deps: ServerDeps) -> Availability:
     """A tool on any running game: available when either mode is."""
     return _availability("windowed", "headless")(deps)
 
@@ -191,7 +193,7 @@ TOOLS = [
                 min_items=0,
                 max_items=MAX_ARGS,
                 schema_extra={"items": {"type": "string", "maxLength": MAX_ARG_CHARS}},
-                check=lambda value: check_game_args(value, 4),  # the engine's own at start
+                check=lambda value: check_game_args(value, GODOT_4),  # the engine's own at start
             ),
             Arg(
                 "debug",
@@ -584,9 +586,9 @@ TOOLS += [
 # -- node values as JSON, both ways (docs/godot.md) -------------------------------------------
 
 
-def writes_availability(deps: ServerDeps) -> str:
+def writes_availability(deps: ServerDeps) -> Availability:
     if not deps.disclosure.writes:
-        return f"unavailable: {WRITES_DISABLED}"
+        return unavailable(WRITES_DISABLED)
     return _availability("windowed", "headless")(deps)
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from godot_mcp.engine.process.locate import engine_name, major_minor
+from godot_mcp.engine.process.locate import engine_name
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.engine.project.presets import project_config
 
 __all__ = ["DATA_PREFIX", "files_into_project", "new_data_dir", "project_file_warnings"]
@@ -31,8 +32,7 @@ _EDGES = "".join(map(chr, range(33)))  # what Godot's strip_edges strips
 def files_into_project(version: str | None) -> bool:
     """Whether Godot ``version`` keeps an unnamed project's ``user://`` in the project:
     Godot 3 before 3.5 (checked on 3.2.3; the fix came with 3.5)."""
-    number = major_minor(version)
-    return number is not None and number < (3, 5)
+    return profile_of(version).unnamed_user_dir_in_project
 
 
 def new_data_dir(scratch: Path, project: Path, version: str | None) -> Path:

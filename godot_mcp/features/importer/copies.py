@@ -48,7 +48,7 @@ async def import_copy(
     install = rt.godot
     if install.headless is None:
         raise Unavailable("no headless Godot binary found (godot3-server or Godot 4)")
-    if not always and not await rt.disk(never_imported, copy, install.headless_major or 3):
+    if not always and not await rt.disk(never_imported, copy, install.headless_profile):
         return None
     job = Importer(
         install.headless,
@@ -86,7 +86,7 @@ async def imported_copy(
     """For a project that was never imported: a private copy of ``plan`` in ``work``
     (made here), imported; ``None`` when the project needs no import. ``what``: what the
     caller does with the copy (``checked``), for the warning."""
-    if not await rt.disk(never_imported, rt.project, rt.godot.headless_major or 3):
+    if not await rt.disk(never_imported, rt.project, rt.godot.headless_profile):
         return None
     copy = work / "project"
     try:

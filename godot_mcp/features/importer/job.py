@@ -61,6 +61,7 @@ from godot_mcp.engine.process.output import PipeLines
 from godot_mcp.engine.process.redact import PathPair, Scrubber, as_res
 from godot_mcp.engine.process.run import GodotRun, on_copy
 from godot_mcp.engine.process.supervisor import Supervisor
+from godot_mcp.engine.profile import EngineProfile, profile_of
 from godot_mcp.engine.project import imported, tree
 from godot_mcp.errors import Failed, Timeout
 
@@ -112,12 +113,6 @@ def time_limit(files: int) -> float:
     return min(60.0 + 0.5 * files, 3600.0)
 
 
-def version_of(text: str | None) -> tuple[int, int | None]:
-    """``(major, minor)`` of an engine version (``3.2.3.stable…``); ``(3, None)`` if unknown."""
-    match = re.match(r"\s*(\d+)\.(\d+)", text or "")
-    return (int(match.group(1)), int(match.group(2))) if match else (3, None)
-
-
 class Importer:
     """One import: the engine run on ``copy``, followed to its end."""
 
@@ -135,8 +130,7 @@ class Importer:
         """``version``: the engine's ``--version``; ``engine``: how failures name it
         (``Godot 4.6.3``); ``names``: more paths texts name as the project (the original)."""
         self.binary = binary
-        self.major, self.minor = version_of(version)
-        self.major = 4 if self.major >= 4 else 3
+        self.profile = profile_of(version)
         self.engine = engine
         self.work_dir = Path(work_dir)
         self.copy = Path(copy)
@@ -153,15 +147,12 @@ class Importer:
         """Make the work dir and list the files to import (blocking: use a thread). The copy
         must be there already."""
         (self.work_dir / "xdg").mkdir(parents=True, mode=0o700, exist_ok=True)
-        self.expected = imported.importable_files(self.copy, self.major, self.minor)
+        self.expected = imported.importable_files(self.copy, self.profile)
 
     def godot_run(self) -> GodotRun:
         """The import as a Godot run: sandboxed, writing only its work dir and the copy, its
         output piped to the reader."""
-        if self.major >= 4:
-            args = ["--headless", "--import", "--path", str(self.copy)]
-        else:
-            args = ["--editor", "--path", str(self.copy)]
+        args = [*self.profile.import_flags, "--path", str(self.copy)]
         return on_copy(
             self.binary, args, self.work_dir, self.env, self.work_dir, self.copy, TMP_BYTES
         )
@@ -184,7 +175,7 @@ class Importer:
             if progress is not None:
                 await progress(done, total)
             # Godot 3's editor never quits: complete, and unchanged since the last look.
-            complete = self.major < 4 and done == total and last == (done, state)
+            complete = not self.profile.import_exits and done == total and last == (done, state)
             last = (done, state)
             return exited is not None or complete
 
@@ -206,7 +197,7 @@ class Importer:
         code = self._run.returncode
         done, failed, _ = await anyio.to_thread.run_sync(self._status)
         # Godot 4 ends its import by itself; either engine may crash on its way out.
-        if not ((self.major >= 4 and code == 0) or done == total):
+        if not ((self.profile.import_exits and code == 0) or done == total):
             why = self.redact(output.reason.text)[:MAX_MESSAGE]
             raise ImportFailed(
                 f"{self.engine} exited with code {code} after importing {done} of "
@@ -231,7 +222,7 @@ class Importer:
         """``True`` imported, ``False`` the engine could not, ``None`` not (yet) imported;
         and the signature of the files that say so."""
         sidecar = self.copy / (rel + ".import")
-        record = self.copy / _import_dir(self.major) / _record_name(rel)
+        record = self.copy / self.profile.import_records / _record_name(rel)
         sig = (*_stat_sig(self.copy / rel), *_stat_sig(sidecar), *_stat_sig(record))
         cached = self._seen.get(rel)
         if cached is not None and cached[0] == sig:
@@ -293,10 +284,6 @@ class _Output:
             self.closed.set()
 
 
-def _import_dir(major: int) -> str:
-    return ".godot/imported" if major >= 4 else ".import"
-
-
 def _record_name(rel: str) -> str:
     """The name of the engine's ``.md5`` record of ``rel`` in its import folder."""
     digest = hashlib.md5(("res://" + rel).encode(), usedforsecurity=False).hexdigest()
@@ -331,12 +318,12 @@ def tree_text(path: Path) -> str | None:
 # -- moving the result into the project -----------------------------------------------------
 
 
-def results(copy: Path, major: int) -> list[str]:
+def results(copy: Path, engine: EngineProfile) -> list[str]:
     """What of the copy goes into the project (relative paths): the import folder's files,
     then each ``*.import`` (complete: it names its source) and ``*.uid`` of a file of the
     copy. Regular files only; the import folder's first, so no ``.import`` ever names a
     file that is not there yet."""
-    top = imported.folder(major).rstrip("/")
+    top = engine.import_folder.rstrip("/")
     cache: list[str] = []
     sidecars: list[str] = []
     for here, dirs, files in os.walk(copy, followlinks=False):
@@ -363,14 +350,14 @@ def results(copy: Path, major: int) -> list[str]:
     return cache + sidecars
 
 
-def install(copy: Path, project: Path, major: int) -> list[str]:
+def install(copy: Path, project: Path, engine: EngineProfile) -> list[str]:
     """Move the import's result from ``copy`` into ``project`` (blocking); the relative
     paths written. Nothing is followed through a link; a file whose place in the project is
     taken by a folder (or a folder's by a file) is left out."""
     written: list[str] = []
     root = os.open(project, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        for rel in results(copy, major):
+        for rel in results(copy, engine):
             if _install_one(copy / rel, root, rel):
                 written.append(rel)
     finally:

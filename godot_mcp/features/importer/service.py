@@ -72,7 +72,7 @@ class ImportService(HeadlessWork):
                         await self.rt.disk(job.prepare)
                         job.launch()
                         outcome = await job.run(importer.time_limit(len(job.expected)), progress)
-                        await self.rt.disk(importer.install, job.copy, self.rt.project, job.major)
+                        await self.rt.disk(importer.install, job.copy, self.rt.project, job.profile)
                         outcome.seconds = round(time.monotonic() - began, 3)  # the copy included
                         return outcome
                     except OSError as exc:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from mcp import types
 
+from godot_mcp.engine.process.availability import Availability, unavailable
 from godot_mcp.features.importer import Outcome
 from godot_mcp.mcp.disclosure import WRITES_DISABLED
 from godot_mcp.mcp.outcomes import ok
@@ -16,10 +17,10 @@ if TYPE_CHECKING:
     from godot_mcp.features.services import Call, ServerDeps
 
 
-def availability(deps: ServerDeps) -> str:
+def availability(deps: ServerDeps) -> Availability:
     """It writes into the project: over HTTP only with --allow-runtime-writes."""
     if not deps.disclosure.writes:
-        return f"unavailable: {WRITES_DISABLED}"
+        return unavailable(WRITES_DISABLED)
     return deps.checks.imports.availability()
 
 

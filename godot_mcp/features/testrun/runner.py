@@ -47,6 +47,7 @@ from pathlib import Path
 
 from godot_mcp.engine.process.engine_lines import SCRIPT_PARSE_ERROR, script_place
 from godot_mcp.engine.process.redact import printable
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.engine.project import tree
 from godot_mcp.features.testrun.detect import ADDONS, RUNNERS
 
@@ -99,7 +100,7 @@ class Invocation:
 
 def invocation(
     framework: str,
-    major: int,
+    engine: EngineProfile,
     copy: Path,
     work: Path,
     selection: Selection,
@@ -107,13 +108,12 @@ def invocation(
 ) -> Invocation:
     """The runner's command line. ``gut_config``: the bytes of the project's
     ``.gutconfig.json`` (``None``: it has none)."""
-    engine = ["--headless"] if major >= 4 else []
     script = ["--path", str(copy), "-s", "res://" + RUNNERS[framework]]
     if framework == "gut":
-        return _gut(engine + script, work, selection, gut_config)
+        return _gut([*engine.headless_flags, *script], work, selection, gut_config)
     reports = "godot-mcp-reports-" + secrets.token_hex(6)  # a folder new to the copy
     adds = [a for p in (*selection.folders, *selection.files) for a in ("-a", p)]
-    args = [*engine, *script, "--ignoreHeadlessMode", "-rd", "res://" + reports]
+    args = [*engine.headless_flags, *script, "--ignoreHeadlessMode", "-rd", "res://" + reports]
     rel = (reports, "report_1", "results.xml")
     return Invocation([*args, *(adds or ["-a", GDUNIT_ROOT])], copy, rel)
 

@@ -85,9 +85,8 @@ class TestService(HeadlessWork):
         async with self.tracked():
             install = self.install()
             assert install.headless is not None
-            major = install.headless_major or 3
             chosen = choose(await self.rt.disk(frameworks, self.rt.project), framework)
-            if chosen == "gdunit4" and major < 4:
+            if chosen == "gdunit4" and not install.headless_profile.runs_gdunit4:
                 raise Unavailable(
                     f"gdUnit4 runs on Godot 4 only; this server's Godot is {install.headless_name}"
                 )
@@ -129,18 +128,18 @@ class TestService(HeadlessWork):
     ) -> TestOutcome:
         install = self.rt.godot
         assert install.headless is not None
-        major = install.headless_major or 3
+        profile = install.headless_profile
         deadline = time.monotonic() + timeout
         copy = work / "project"
         await self.rt.disk(work.mkdir, 0o700)
         await self.rt.disk(tree.copy, plan, copy)
         warnings: list[str] = []
-        never = await self.rt.disk(never_imported, self.rt.project, major)
-        if major >= 4 or never:
+        never = await self.rt.disk(never_imported, self.rt.project, profile)
+        if profile.imports_before_tests or never:
             await self._import(copy, work / "import", deadline, progress)
         if never:
             warnings.append(copy_imported("given to the test runner"))
-        run = invocation(chosen, major, copy, work / "run", selection, config)
+        run = invocation(chosen, profile, copy, work / "run", selection, config)
         warnings.extend([run.note] if run.note is not None else [])
         job = TestJob(
             install.headless,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
+from godot_mcp.engine.process.availability import Availability
 from godot_mcp.errors import Failed, GodotMcpError
 from godot_mcp.features.testrun import Case
 from godot_mcp.features.testrun.service import TestOutcome
@@ -115,7 +116,7 @@ def _shorter(item: dict[str, Any], room: int) -> dict[str, Any] | None:
     return {**item, "message": fit_text(item["message"], left)} if left > 0 else None
 
 
-def availability(deps: ServerDeps) -> str:
+def availability(deps: ServerDeps) -> Availability:
     return deps.tests.availability()
 
 
