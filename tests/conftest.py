@@ -160,6 +160,23 @@ def engine(request: pytest.FixtureRequest) -> Engine:
     return chosen
 
 
+FAST_LANE = "not godot and not slow"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The fast lane runs on every core (pytest-xdist's ``-n auto``) unless told how many
+    workers (``-n``) or debugging (``--pdb``): its tests are CPU-bound, each on its own
+    server, temp dirs and ports."""
+    fast = config.option.markexpr == FAST_LANE and config.pluginmanager.hasplugin("xdist")
+    worker = "PYTEST_XDIST_WORKER" in os.environ  # a worker runs what it is given
+    if fast and not worker and config.option.numprocesses is None and not config.option.usepdb:
+        workers = len(os.sched_getaffinity(0))
+        config.option.numprocesses = workers  # what xdist's own ``-n`` sets, said in full:
+        config.option.dist = "load"  # this hook may run after xdist's reading of ``-n``
+        config.option.tx = ["popen"] * workers
+
+
 # What makes a test ``slow``: it starts a real server process (the MCP server over stdio or HTTP,
 # PostgreSQL, SeaweedFS). Modules that start other processes (kill -9 children, Node clients,
 # the CLI) or run hundreds of property examples say so themselves. ``-m "not godot and not

@@ -1026,3 +1026,114 @@ def test_other_outputs_must_not_be_empty(tmp_path: Path) -> None:
         ),
         f"game.pck is cut short: {FILES[1][0]} ends past the end of the file",
     )
+
+
+# --- synthetic Linux binaries against an ELF template ------------------------------------
+
+
+def elf_template(fill: int = 0) -> bytes:
+    """A small ELF64 file shaped like a Godot Linux export template: a header, code bytes,
+    the section names, then the section headers (null, .shstrtab and an empty ``pck``)."""
+    names = b"\0.shstrtab\0pck\0"
+    code = bytes((i + fill) % 256 for i in range(2048))
+    strtab_at = 64 + len(code)
+    shoff = strtab_at + len(names) + (-(strtab_at + len(names)) % 8)
+    head = bytearray(64)
+    head[:7] = b"\x7fELF\x02\x01\x01"
+    struct.pack_into("<Q", head, 0x28, shoff)
+    struct.pack_into("<HHH", head, 0x3A, 64, 3, 1)  # entry size, entries, .shstrtab's index
+    section = struct.Struct("<IIQQQQIIQQ")
+    table = bytes(64) + section.pack(1, 3, 0, 0, strtab_at, len(names), 0, 0, 1, 0)
+    table += section.pack(11, 1, 0, 0, 0, 0, 0, 0, 1, 0)  # pck: Godot fills in where and how big
+    return bytes((bytes(head) + code + names).ljust(shoff, b"\0") + table)
+
+
+PCK_FIELDS = 64 * 2 + 24  # the pck section header's sh_offset, from the table's start
+
+
+def embedded_binary(template: bytes) -> bytes:
+    """``template`` with a Godot 3 pack embedded after it, its pck section pointing there."""
+    shoff = struct.unpack_from("<Q", template, 0x28)[0]
+    whole = bytearray(embed(template, build_v1(FILES, start=len(template))))
+    struct.pack_into("<QQ", whole, shoff + PCK_FIELDS, len(template), len(whole) - len(template))
+    return bytes(whole)
+
+
+def test_a_linux_binary_is_its_template_and_an_embedded_pack_where_its_section_says(
+    tmp_path: Path,
+) -> None:
+    template = elf_template()
+    other = tmp_path / "other.bin"
+    other.write_bytes(elf_template(fill=7))
+    path = tmp_path / "template.bin"
+    path.write_bytes(template)
+    out = tmp_path / "game.x86_64"
+
+    def check(embedded: bool, templates: list[Path] | None = None) -> None:
+        verify_output(
+            "game.x86_64",
+            out,
+            platform="Linux/X11",
+            kind="release",
+            embedded=embedded,
+            templates=[other, path] if templates is None else templates,
+        )
+
+    out.write_bytes(template)  # a plain binary: the template itself
+    check(embedded=False)
+    flipped = bytearray(template)
+    flipped[100] ^= 1
+    out.write_bytes(flipped)
+    fails(lambda: check(False), "game.x86_64 differs from the export template")
+    out.write_bytes(template[:-10])
+    fails(lambda: check(False), "game.x86_64 is cut short: it ends inside its export template")
+    out.write_bytes(template + b"x")
+    fails(lambda: check(False), "game.x86_64 differs from the export template")
+    fails(lambda: check(False, []), "game.x86_64: no export template to compare it with")
+    fails(
+        lambda: check(False, [tmp_path / "none"]),
+        "game.x86_64: no export template to compare it with",
+    )
+
+    whole = embedded_binary(template)
+    out.write_bytes(whole)
+    check(embedded=True)
+    out.write_bytes(template)
+    fails(
+        lambda: check(True),
+        "game.x86_64 is cut short: it has no embedded pack after its export template",
+    )
+    fields = struct.unpack_from("<Q", template, 0x28)[0] + PCK_FIELDS
+    for offset, size, message in (
+        (
+            len(template) + 8,
+            None,
+            "game.x86_64: its pck section does not point at the embedded pack",
+        ),
+        (
+            None,
+            1 << 20,
+            "game.x86_64 is cut short: its embedded pack ends past the end of the file",
+        ),
+        (None, 16, "game.x86_64: its pck section does not reach the end of the file"),
+    ):
+        bad = bytearray(whole)
+        if offset is not None:
+            struct.pack_into("<Q", bad, fields, offset)
+        if size is not None:
+            struct.pack_into("<Q", bad, fields + 8, size)
+        out.write_bytes(bad)
+        fails(lambda: check(True), message)
+    outside = bytearray(whole)
+    outside[fields - 1] ^= 1  # next to the fields Godot rewrites, not in them
+    out.write_bytes(outside)
+    fails(lambda: check(True), "game.x86_64 differs from the export template")
+    damaged = bytearray(whole)
+    damaged[len(template) + 300] ^= 0x10  # inside main.tscn's data
+    out.write_bytes(damaged)
+    fails(
+        lambda: check(True),
+        f"game.x86_64: {FILES[0][0]} does not match its MD5 (the write was incomplete)",
+    )
+    out.unlink()
+    fails(lambda: check(True), "game.x86_64 is missing")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import httpx2
 import pytest
@@ -84,3 +86,71 @@ async def test_a_post_whose_body_never_ends_is_not_activity() -> None:
     with anyio.move_on_after(0.5):
         await SessionGate(app, registry)(scope, receive, None)
     assert seen == [0] and registry.sessions["s1"].in_flight == 0
+
+
+def _user(principal: str):
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    return AuthenticatedUser(AccessToken(token="t", client_id=principal, scopes=[]))
+
+
+async def test_the_gate_holds_a_principal_to_its_limit_and_times_sessions_by_their_posts() -> None:
+    from godot_mcp.transports.sessions import SessionGate, SessionRegistry
+
+    now = [100.0]
+    registry = SessionRegistry(max_per_principal=2, idle_seconds=60, clock=lambda: now[0])
+    answers = iter([(200, b"s1"), (400, b"s-refused"), (200, b"s2"), (200, b"never")])
+
+    async def app(scope, receive, send) -> None:  # the SDK's transport: opens a session
+        if scope["method"] == "GET" or any(k == b"mcp-session-id" for k, _ in scope["headers"]):
+            await receive()
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            return
+        status, sid = next(answers)
+        headers = [(b"Mcp-Session-Id", sid)]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    gate = SessionGate(app, registry)
+
+    async def post(principal: str, session: bytes | None = None) -> int:
+        sent.clear()
+        headers = [(b"mcp-session-id", session)] if session else []
+        scope = {"type": "http", "method": "POST", "user": _user(principal), "headers": headers}
+        await gate(scope, receive, send)
+        return sent[0]["status"]
+
+    assert await post("alice") == 200
+    assert await post("alice") == 400  # refused by the SDK: no session, no slot
+    assert await post("alice") == 200
+    assert sorted(registry.sessions) == ["s1", "s2"] and registry.count("alice") == 2
+    assert await post("alice") == 429  # past the limit: the gate answers, the app never runs
+    body = json.loads(sent[1]["body"])
+    assert body["error"]["message"] == (
+        "too many open sessions for this principal (2, the server's "
+        "--max-http-sessions-per-principal): end one with DELETE or let it expire"
+    )
+    assert await post("bob") == 200  # another principal's limit is its own
+    assert registry.sessions["never"].principal == "bob"
+    sent.clear()
+    await gate({"type": "http", "method": "GET", "headers": []}, receive, send)  # passed on
+    assert sent == [{"type": "http.response.start", "status": 200, "headers": []}]
+
+    now[0] += 59
+    assert await post("alice", b"s1") == 200  # a POST to s1: its idle clock starts again
+    now[0] += 1
+    assert sorted(registry.idle()) == ["never", "s2"]
+    registry.begin("s2")  # a POST in flight is activity however long it takes
+    assert sorted(registry.idle()) == ["never"]
+    registry.end("s2")
+    registry.ended("never")
+    now[0] += 60
+    assert sorted(registry.idle()) == ["s1", "s2"] and registry.count("bob") == 0
