@@ -5,7 +5,8 @@
 #                   (tools/godot4-root.sh), where the server and its tests run natively;
 #   Godot 3.6 lane: every real-Godot test again on Godot 3.6, in the same root.
 # The Godot 3 lane also builds the sdist and the wheel and installs the wheel into a bare venv
-# (tests/test_wheel.py). Arguments go to every pytest run. GODOT_MCP_LANES="3 4" (any of 3, 4,
+# (tests/test_wheel.py). The fast lane runs first, alone, under coverage (tools/fast_lane.sh).
+# Arguments go to every pytest run of the lanes. GODOT_MCP_LANES="3 4" (any of 3, 4,
 # 36) runs those lanes only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,8 @@ case " $lanes " in *" 4 "* | *" 36 "*) export GODOT_MCP_SETUP_GODOT4=1 ;; esac
 bash tools/setup.sh
 .venv/bin/ruff check godot_mcp schema tests tools
 .venv/bin/mypy godot_mcp
+# The fast lane first, on its own: its coverage of the package must stay at 88% or more.
+bash tools/fast_lane.sh
 reports=$(mktemp -d)
 trap 'rm -rf "$reports"' EXIT
 # The lanes run side by side: most of a real-Godot test is waiting on Godot, Xvfb or a

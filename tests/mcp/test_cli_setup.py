@@ -126,3 +126,30 @@ def test_unusable_state_dirs_binaries_and_addresses_fail_with_one_line(tmp_path,
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], done.stderr
+
+
+def test_evidence_is_listed_by_id_and_size_and_purged_by_id(tmp_path):
+    from godot_mcp.runtime.dirs import RuntimeDirs
+    from godot_mcp.store.ids import new_id
+
+    state = tmp_path / "state"
+    assert admin("evidence", "list", "--json", "--state-dir", str(state)).stdout == "[]\n"
+    assert admin("token", "add", "x", "--state-dir", str(state)).returncode == 0
+    export_id = new_id()
+    kept = RuntimeDirs(state).evidence_dir / export_id
+    kept.mkdir(parents=True)
+    (kept / "game.pck").write_bytes(b"abc")
+    listed = admin("evidence", "list", "--json", "--state-dir", str(state))
+    assert json.loads(listed.stdout) == [
+        {"export_id": export_id, "preset": None, "files": 1, "bytes": 3, "interrupted_at": None}
+    ]
+    plain = admin("evidence", "list", "--state-dir", str(state))
+    assert plain.stdout == f"{export_id}\t1 files\t3 bytes\t-\t-\n"
+    assert str(tmp_path) not in listed.stdout + plain.stdout
+    unknown = admin("evidence", "purge", new_id(), "--state-dir", str(state))
+    assert unknown.returncode != 0 and "no evidence for export" in unknown.stderr
+    purged = admin("evidence", "purge", export_id, "--state-dir", str(state))
+    assert purged.returncode == 0
+    assert purged.stderr == f"purged evidence of {export_id} (1 files, 3 bytes)\n"
+    assert not kept.exists()
+    assert admin("evidence", "list", "--json", "--state-dir", str(state)).stdout == "[]\n"
