@@ -131,7 +131,8 @@ class RunningGame:
                 pump.join(max(0.0, deadline - time.monotonic()))
 
         if any(p.is_alive() for p in self._pumps):
-            await anyio.to_thread.run_sync(join, abandon_on_cancel=True)
+            with anyio.move_on_after(timeout):  # a worker thread may be long in coming
+                await anyio.to_thread.run_sync(join, abandon_on_cancel=True)
 
     def _exit_error(self, code: int | None, when: str = "") -> GameError:
         lines = self.log.tail(6, telling=True)
