@@ -143,3 +143,25 @@ async def test_a_mark_already_read_or_never_printed_ends_its_wait() -> None:
     assert (read.seq, never.seq) == (7, None)
     marks.retire(read, never)
     assert marks.take(f"godot-mcp-mark {never.token}", 8) and never.seq is None
+
+
+class _ReadWhileRetired(dict[str, Any]):
+    """A call's open marks, whose line the reader's thread reads as the call retires it."""
+
+    def __init__(self, marks: CallMarks, line: str) -> None:
+        super().__init__(marks._open)
+        self.marks, self.line, self.kept_out = marks, line, []
+
+    def pop(self, *args: Any) -> Any:
+        out = super().pop(*args)
+        self.kept_out.append(self.marks.take(self.line, 9))
+        return out
+
+
+def test_a_mark_read_as_it_is_retired_is_kept_out_of_the_log() -> None:
+    marks = CallMarks()
+    (late,) = marks.issue(1)
+    reading = _ReadWhileRetired(marks, f"godot-mcp-mark {late.token}")
+    marks._open = reading
+    marks.retire(late)
+    assert reading.kept_out == [True]

@@ -45,8 +45,8 @@ class CallMarks:
     def retire(self, *marks: Mark) -> None:
         """Forget ``marks``: their lines are still kept out, but no longer noted."""
         for mark in marks:
+            self._retired[mark.token] = None  # first: a line read in between is still kept out
             self._open.pop(mark.token, None)
-            self._retired[mark.token] = None
             mark.read.set()  # frees a wait given up on
         while len(self._retired) > RETIRED:
             self._retired.pop(next(iter(self._retired)))
