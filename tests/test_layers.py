@@ -72,7 +72,16 @@ def _typing_only(tree: ast.Module) -> set[int]:
 
 
 def _imports(path: Path, top_level_only: bool = False, typing: bool = True) -> set[str]:
-    tree = ast.parse(path.read_text())
+    package = ".".join(path.relative_to(ROOT).parts[:-1])
+    return imported(path.read_text(), package, top_level_only, typing)
+
+
+def imported(
+    source: str, package: str, top_level_only: bool = False, typing: bool = True
+) -> set[str]:
+    """The package's modules (and names) ``source``, a module of ``package``, imports;
+    a relative import read as the absolute one it stands for."""
+    tree = ast.parse(source)
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     skip = set() if typing else _typing_only(tree)
     found = set()
@@ -81,9 +90,14 @@ def _imports(path: Path, top_level_only: bool = False, typing: bool = True) -> s
             continue
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found |= {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                module = ".".join([*base, module] if module else base)
+            found.add(module)
+            found |= {f"{module}.{a.name}" for a in node.names}
     return {n for n in found if n.startswith("godot_mcp")}
 
 
@@ -210,6 +224,13 @@ def test_each_rule_refuses_a_wrong_import() -> None:
         assert wrong_import(module, target) == why, (module, target)
     assert wrong_import("godot_mcp.features.game.tools", ASSEMBLY, typing_only=True) is None
     assert wrong_import("godot_mcp.features.game.tools", f"{VALUES}.Caller") is None
+    relative = "from ..store import db\nfrom . import log\nfrom .marks import CallMarks\n"
+    assert imported(relative, "godot_mcp.features.game") >= {
+        "godot_mcp.features.store.db",
+        "godot_mcp.features.game.log",
+        "godot_mcp.features.game.marks.CallMarks",
+    }
+    assert "godot_mcp.store.db" in imported("from ...store import db\n", "godot_mcp.features.game")
 
 
 def test_the_features_form_a_dag() -> None:
