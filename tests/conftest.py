@@ -166,11 +166,12 @@ FAST_LANE = "not godot and not slow"
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """The fast lane runs on every core (pytest-xdist's ``-n auto``) unless told how many
-    workers (``-n``) or debugging (``--pdb``): its tests are CPU-bound, each on its own
+    workers (``-n``) or debugging (``--pdb``, ``--trace``): its tests are CPU-bound, each on its own
     server, temp dirs and ports."""
     fast = config.option.markexpr == FAST_LANE and config.pluginmanager.hasplugin("xdist")
     worker = "PYTEST_XDIST_WORKER" in os.environ  # a worker runs what it is given
-    if fast and not worker and config.option.numprocesses is None and not config.option.usepdb:
+    debugging = config.option.usepdb or config.option.trace
+    if fast and not worker and config.option.numprocesses is None and not debugging:
         workers = len(os.sched_getaffinity(0))
         config.option.numprocesses = workers  # what xdist's own ``-n`` sets, said in full:
         config.option.dist = "load"  # this hook may run after xdist's reading of ``-n``

@@ -76,7 +76,7 @@ async def test_past_its_time_limit_the_callers_error_is_raised_and_nothing_is_le
     with pytest.raises(RunLate, match=r"^too late$"):
         await supervisor.wait(0.5, lambda: RunLate("too late"))
     assert time.monotonic() - began < 10
-    assert supervisor.returncode == -signal.SIGTERM  # asked first, and it ended
+    assert supervisor.returncode == -signal.SIGKILL  # no grace by default: killed at once
     _nothing_left(child.pid, grandchild)
 
 

@@ -6,9 +6,10 @@ one: a check, an import, a test run, an export, the class reference's dump.
     wait     bounded; past its time the feature's own timeout error, the child stopped first
     watch    bounded, looking at the run's work every so often and once more at its exit
     output   the child's stdout as lines (``PipeLines``), for a feature that reads them
-    stop     SIGTERM to the whole group, ``grace`` s, then SIGKILL; the child reaped and waited
-             for (bounded) until nothing of its group runs; shielded, so a caller cancelled (its
-             request gone, the server shutting down) still stops it
+    stop     SIGKILL to the whole group (SIGTERM and ``grace`` s first, when a run asks for a
+             grace); the child reaped and waited for (bounded) until nothing of its group runs;
+             shielded, so a caller cancelled (its request gone, the server shutting down) still
+             stops it
     aclose   stop, then the run's scratch removed off the loop (``async with`` does it)
 
 What the output and the run's files mean, and what its errors say, stay with each feature.
@@ -29,7 +30,7 @@ from godot_mcp.engine.process.run import CannotStart, GodotRun
 
 __all__ = ["KILL_GRACE_S", "TERM_GRACE_S", "Supervisor"]
 
-TERM_GRACE_S = 2.0  # after SIGTERM, before SIGKILL
+TERM_GRACE_S = 0.0  # after SIGTERM, before SIGKILL: none, a headless run has nothing to save
 KILL_GRACE_S = 5.0  # after SIGKILL, for the reaping and then for the group to be empty
 
 Look = Callable[[int | None], Awaitable[bool]]
@@ -79,6 +80,7 @@ class Supervisor:
     def start(self, run: GodotRun) -> Child:
         """Start ``run`` in place of the last child (stopped by then); call from the event
         loop's thread (``procs``). The feature's ``failed`` if the engine cannot be executed."""
+        assert self.child is None or self.child.poll() is not None, "stop() the last run first"
         if self._output is not None:
             self._output.close()
             self._output = None
@@ -113,7 +115,7 @@ class Supervisor:
         deadline = time.monotonic() + timeout
         while True:
             code = await self.wait(min(every, deadline - time.monotonic()))
-            if await look(code):
+            if await look(code) or code is not None:  # an ended run is looked at once
                 return True
             if time.monotonic() >= deadline:
                 return False
@@ -125,14 +127,15 @@ class Supervisor:
             self.child.signal_group(signal.SIGKILL)
 
     async def stop(self) -> None:
-        """End the child: SIGTERM to its group, at most ``grace`` s for it to exit, then SIGKILL;
-        reaped and waited for (at most ``KILL_GRACE_S`` each) until nothing of the group runs.
-        Shielded from cancellation; a run never started, or stopped already, is fine."""
+        """End the child: SIGKILL to its group (given a grace: SIGTERM first, and at most
+        ``grace`` s for it to exit); reaped and waited for (at most ``KILL_GRACE_S`` each) until
+        nothing of the group runs. Shielded from cancellation; a run never started, or stopped
+        already, is fine."""
         child = self.child
         if child is None:
             return
         with anyio.CancelScope(shield=True):
-            if child.poll() is None:
+            if self._grace > 0 and child.poll() is None:
                 child.signal_group(signal.SIGTERM)
                 await child.wait_for(self._grace)
             await child.kill_all(KILL_GRACE_S)
