@@ -225,8 +225,7 @@ class DebugService:
         why = self.checks.availability()
         if not why.ok:
             return why
-        answers = [self.games.availability(m) for m in ("windowed", "headless")]
-        return next((a for a in answers if a.ok), answers[0])
+        return self.games.any_availability()
 
     def evaluate_availability(self) -> Availability | None:
         """Why no engine here evaluates (all whose version is known are Godot 3), or None."""

@@ -147,6 +147,11 @@ class GameService:
             windowed_availability(install) if mode == "windowed" else headless_availability(install)
         )
 
+    def any_availability(self, *modes: str) -> Availability:
+        """Available when a game can run in any of ``modes``; else the first mode's reason."""
+        answers = [self.availability(m) for m in modes or ("windowed", "headless")]
+        return next((a for a in answers if a.ok), answers[0])
+
     async def start(
         self,
         caller: Caller,

@@ -55,8 +55,7 @@ def _availability(*modes: str) -> AvailabilityOf:
     """Available when any of ``modes`` is; else the first mode's reason."""
 
     def check(deps: ServerDeps) -> Availability:
-        answers = [deps.games.availability(m) for m in modes]
-        return next((a for a in answers if a.ok), answers[0])
+        return deps.games.any_availability(*modes)
 
     return check
 
