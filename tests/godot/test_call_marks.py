@@ -4,8 +4,6 @@ stand-in bridge whose marker lines trail its replies, as a busy pipe makes them.
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,51 +15,14 @@ from godot_mcp.engine.process.redact import Scrubber
 from godot_mcp.features.game.errors import GameFailed
 from godot_mcp.features.game.marks import CallMarks
 from godot_mcp.features.game.session import GameSession
+from tests.support.stand_ins import Running
 
 pytestmark = pytest.mark.anyio
-
-LATE_S = 0.05  # how long after its reply the bridge's late lines come
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-class Running:
-    """A game process that runs until the test ends, printing what the test writes."""
-
-    def __init__(self) -> None:
-        read, self._write = os.pipe()
-        self.stderr = open(read, "rb", buffering=0)  # noqa: SIM115 - the session's reader closes it
-        self.stdout = None
-        self.pid = 0
-        self._later: list[threading.Timer] = []
-
-    def poll(self) -> int | None:
-        return None
-
-    async def wait(self) -> int:
-        await anyio.Event().wait()
-        return 0
-
-    async def wait_for(self, timeout: float) -> int | None:
-        return None
-
-    def say(self, *lines: str) -> None:
-        os.write(self._write, "".join(f"{line}\n" for line in lines).encode())
-
-    def say_later(self, *lines: str) -> None:
-        """Print ``lines`` to stderr a moment from now, from another thread."""
-        timer = threading.Timer(LATE_S, self.say, lines)
-        self._later.append(timer)
-        timer.start()
-
-    def close(self) -> None:
-        for timer in self._later:
-            timer.cancel()
-            timer.join()
-        os.close(self._write)
 
 
 class Bridge:

@@ -3,7 +3,6 @@ taken (captures, disk reads, other sessions' waits): it never queues past it for
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from godot_mcp.engine.process.redact import Scrubber
 from godot_mcp.features.game.running import RunningGame
+from tests.support.stand_ins import Running
 
 pytestmark = pytest.mark.anyio
 
@@ -21,23 +21,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class Printing:
-    """A game whose stderr stays open: its reader runs until the test closes it."""
-
-    def __init__(self) -> None:
-        read, self.write = os.pipe()
-        self.stderr = open(read, "rb", buffering=0)  # noqa: SIM115 - the game's reader closes it
-        self.stdout = None
-        self.pid = 0
-
-    def poll(self) -> int | None:
-        return None
-
-
 async def test_the_wait_for_the_output_end_is_bounded_with_no_worker_thread_free(
     tmp_path: Path,
 ) -> None:
-    child = Printing()
+    child = Running()
     game = RunningGame(child, "headless", tmp_path, Scrubber([], secrets=[]))  # type: ignore[arg-type]
     threads = anyio.to_thread.current_default_thread_limiter()
     tokens = threads.total_tokens
@@ -61,4 +48,4 @@ async def test_the_wait_for_the_output_end_is_bounded_with_no_worker_thread_free
         assert time.monotonic() - began < 2
     finally:
         threads.total_tokens = tokens
-        os.close(child.write)
+        child.close()
