@@ -6,8 +6,8 @@ one: a check, an import, a test run, an export, the class reference's dump.
     wait     bounded; past its time the feature's own timeout error, the child stopped first
     watch    bounded, looking at the run's work every so often and once more at its exit
     output   the child's stdout as lines (``PipeLines``), for a feature that reads them
-    stop     SIGKILL to the whole group (SIGTERM and ``grace`` s first, when a run asks for a
-             grace); the child reaped and waited for (bounded) until nothing of its group runs;
+    stop     SIGKILL to the whole group (a headless run has nothing to save); the child reaped
+             and waited for (bounded) until nothing of its group runs;
              shielded, so a caller cancelled (its request gone, the server shutting down) still
              stops it
     aclose   stop, then the run's scratch removed off the loop (``async with`` does it)
@@ -28,9 +28,8 @@ from godot_mcp.engine.process.child import Child
 from godot_mcp.engine.process.output import PipeLines
 from godot_mcp.engine.process.run import CannotStart, GodotRun
 
-__all__ = ["KILL_GRACE_S", "TERM_GRACE_S", "Supervisor"]
+__all__ = ["KILL_GRACE_S", "Supervisor"]
 
-TERM_GRACE_S = 0.0  # after SIGTERM, before SIGKILL: none, a headless run has nothing to save
 KILL_GRACE_S = 5.0  # after SIGKILL, for the reaping and then for the group to be empty
 
 Look = Callable[[int | None], Awaitable[bool]]
@@ -48,11 +47,9 @@ class Supervisor:
         self,
         failed: Callable[[str], Exception] = CannotStart,
         cleanup: Callable[[], object] | None = None,
-        grace: float = TERM_GRACE_S,
     ) -> None:
         self._failed = failed
         self._cleanup = cleanup
-        self._grace = grace
         self.child: Child | None = None
         self._output: PipeLines | None = None
 
@@ -127,17 +124,13 @@ class Supervisor:
             self.child.signal_group(signal.SIGKILL)
 
     async def stop(self) -> None:
-        """End the child: SIGKILL to its group (given a grace: SIGTERM first, and at most
-        ``grace`` s for it to exit); reaped and waited for (at most ``KILL_GRACE_S`` each) until
-        nothing of the group runs. Shielded from cancellation; a run never started, or stopped
-        already, is fine."""
+        """End the child: SIGKILL to its group, reaped and waited for (at most ``KILL_GRACE_S``
+        each) until nothing of the group runs. Shielded from cancellation; a run never started,
+        or stopped already, is fine."""
         child = self.child
         if child is None:
             return
         with anyio.CancelScope(shield=True):
-            if self._grace > 0 and child.poll() is None:
-                child.signal_group(signal.SIGTERM)
-                await child.wait_for(self._grace)
             await child.kill_all(KILL_GRACE_S)
 
     async def aclose(self) -> None:
