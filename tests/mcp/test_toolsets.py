@@ -34,6 +34,7 @@ CORE = {
     "server.profile",
     "project.info",
     "project.reload",
+    "project.source",
     "artifacts.read",
     "runtime.session.start",
     "runtime.session.list",

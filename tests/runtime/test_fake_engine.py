@@ -709,6 +709,32 @@ async def test_a_link_out_is_refused_in_each_works_words_and_reloads_only_where_
             await ok(c, "runtime.session.stop", sid)
 
 
+async def test_a_project_file_reads_as_numbered_lines_that_fit_the_answer(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project")
+    lines = [f"var line_{n} = {n}  # \x1b[31m" for n in range(1, 501)]
+    raw = ("\n".join(lines) + "\n").encode()
+    (project / "long.gd").write_bytes(raw)
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path, max_output_bytes=4096) as c:
+            first = await ok(c, "project.source", {"path": "res://long.gd"})
+            assert first["total_lines"] == 500
+            assert first["sha256"] == hashlib.sha256(raw).hexdigest()
+            assert first["truncated"] is True and 10 < len(first["lines"]) < 200
+            assert first["lines"][:2] == [
+                {"line": 1, "text": "var line_1 = 1  # "},  # no escape reaches a client
+                {"line": 2, "text": "var line_2 = 2  # "},
+            ]
+            tail = await ok(c, "project.source", {"path": "res://long.gd", "from_line": 499})
+            assert [x["line"] for x in tail["lines"]] == [499, 500] and not tail["truncated"]
+            past = await call(
+                c, "project.source", {"path": "res://long.gd", "from_line": 1, "to_line": 401}
+            )
+            assert past["outcome"] == "invalid_argument"
+            assert past["message"] == "at most 400 lines a call (from_line..to_line)"
+            hidden = await call(c, "project.source", {"path": "res://export_presets.cfg"})
+            assert hidden["outcome"] == "invalid_argument"
+
+
 def test_every_shipped_tool_is_called_in_this_lane() -> None:
     from godot_mcp.app import shipped_tools
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from godot_mcp.engine.process.redact import printable
 from godot_mcp.engine.project.info import ProjectInfo, read_info
+from godot_mcp.engine.project.source import Source, read_source
 from godot_mcp.runtime.context import Runtime
 
 
@@ -44,3 +46,8 @@ class CoreService:
         """Advance the project's generation (the project is read anew); the new one."""
         state = await self.rt.blocking(self.rt.store.projects.advance, self.rt.project)
         return state.generation
+
+    async def source(self, path: str) -> Source:
+        """A text file of the project, its lines made printable for a client (tabs kept)."""
+        read = await self.rt.disk(read_source, self.rt.project, path)
+        return Source([printable(line) for line in read.lines], read.sha256)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
+from godot_mcp.errors import InvalidArgument
 from godot_mcp.mcp.outcomes import ok
 from godot_mcp.mcp.resources import blob_contents, read_artifact
 from godot_mcp.mcp.spec import BOOLEAN, INTEGER, NULL, STRING, TOOLSETS, Arg, Tool
@@ -46,6 +48,32 @@ async def project_info(call: Call) -> types.CallToolResult:
 
 async def project_reload(call: Call) -> types.CallToolResult:
     return ok(generation=await call.deps.core.reload())
+
+
+MAX_SOURCE_LINES = 400  # lines one project.source call may ask for
+
+
+async def project_source(call: Call) -> types.CallToolResult:
+    a = call.args
+    first = a["from_line"]
+    last = a["to_line"] if a["to_line"] is not None else first + 199
+    if last < first:
+        raise InvalidArgument(f"to_line ({last}) is before from_line ({first})")
+    if last - first + 1 > MAX_SOURCE_LINES:
+        raise InvalidArgument(f"at most {MAX_SOURCE_LINES} lines a call (from_line..to_line)")
+    read = await call.deps.core.source(a["path"])
+    asked = [
+        {"line": n, "text": read.lines[n - 1]} for n in range(first, min(last, len(read.lines)) + 1)
+    ]
+
+    def build(kept: Sequence[dict[str, Any]]) -> types.CallToolResult:
+        truncated = len(kept) < len(asked)
+        return ok(
+            lines=list(kept), total_lines=len(read.lines), sha256=read.sha256, truncated=truncated
+        )
+
+    result, _ = call.budget.fit_list(asked, build)
+    return result
 
 
 async def artifacts_read(call: Call) -> types.CallToolResult:
@@ -165,6 +193,37 @@ TOOLS = [
         answer={"generation": INTEGER},
         required=("generation",),
         destructive=True,
+        toolset="core",
+    ),
+    Tool(
+        "project.source",
+        "Read a project text file",
+        "A res:// text file's lines (scripts, scenes, resources, shaders), numbered, with the "
+        "file's sha256: from_line..to_line, 200 lines by default, at most 400. Never "
+        "export_presets.cfg, hidden or import folders, or a link out of the project; a binary "
+        "file is refused. truncated: fewer lines than asked, to fit the answer.",
+        project_source,
+        args=(
+            Arg("path", "string", "res:// path", required=True, schema_extra={"maxLength": 4096}),
+            Arg("from_line", "integer", minimum=1, maximum=10_000_000, default=1),
+            Arg("to_line", "integer", "default from_line + 199", minimum=1, maximum=10_000_000),
+        ),
+        answer={
+            "lines": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"line": INTEGER, "text": STRING},
+                    "required": ["line", "text"],
+                },
+            },
+            "total_lines": INTEGER,
+            "sha256": STRING,
+            "truncated": BOOLEAN,
+        },
+        required=("lines", "total_lines", "sha256", "truncated"),
+        read_only=True,
+        idempotent=True,
         toolset="core",
     ),
     Tool(
