@@ -173,6 +173,8 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
             await call("project_api", {"class": "Node"})
             await call("project_api", {"class": "Node", "member": "add_child"})
             await call("project_api", {"class": "Node", "member": "nope_nope"})
+            await call("project_source", {"path": "res://spinner.gd", "to_line": 3})
+            await call("project_source", {"path": "res://export_presets.cfg"})
             await call("runtime_session_stop", {"session_id": "A" * 22})
             await call("project_reload")
     listed = {t.name.replace(".", "_") for t in shipped_tools()}
