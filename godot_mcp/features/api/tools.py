@@ -94,13 +94,11 @@ TOOLS = [
     Tool(
         "project.api",
         "Look up the engine's own API",
-        "What the engine this server runs says of a class, or of one of its members (method, "
-        "property, signal, constant, theme item), from the engine's own class reference, so "
-        "answers match the game's engine: Godot 3's Label.margin_left is Godot 4's offset_left. "
-        "A class answers inherits (nearest first) and its own members by kind (ask an ancestor "
-        "for its own). A member answers its kind, signature, description and defined_in (the "
-        "class that declares it). An unknown class or member is not_found with close_names. The "
-        "first call reads the reference from the engine (seconds); later ones take milliseconds.",
+        "The engine's own class reference for a class or one member (method, property, "
+        "signal, constant, theme item), so answers match the game's engine (Godot 3's "
+        "Label.margin_left is Godot 4's offset_left). A class answers inherits (nearest first) "
+        "and its own members by kind; a member its kind, signature, description and defined_in. "
+        "Unknown: not_found with close_names. The first call takes seconds.",
         project_api,
         args=(
             Arg(

@@ -44,13 +44,11 @@ TOOLS = [
     Tool(
         "project.import",
         "Import the project",
-        "Run the engine's own import of the project (what the editor does when it first opens "
-        "it: textures, sounds, models, fonts, translations; on Godot 4 also the global script "
-        "classes), headless on a private copy, then move into the project only what the import "
-        "writes: .godot/ (Godot 4) or .import/ (Godot 3), *.import and *.uid files; "
-        "project.godot is not written. A game of a project never imported is refused until it "
-        "is. Seconds to minutes, with progress notifications; one import at a time, holding an "
-        "export slot. Over HTTP only with --allow-runtime-writes (it writes into the project).",
+        "The engine's own import of the project (as the editor does on first open), headless "
+        "on a private copy; only what it writes is moved in: .godot/ (Godot 4) or .import/ "
+        "(Godot 3), *.import and *.uid files. A game of a never-imported project is refused "
+        "until then. Seconds to minutes, with progress; one at a time, holding an export slot. "
+        "Over HTTP only with --allow-runtime-writes.",
         project_import,
         answer={
             "imported": {
