@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from godot_mcp.engine.debugger import Break, Profiled, to_json
+from godot_mcp.engine.debugger import Break, Frame, Profiled, to_json
 from godot_mcp.engine.process.availability import Availability, unavailable
 from godot_mcp.engine.process.locate import engine_name
 from godot_mcp.engine.process.redact import Scrubber
@@ -107,6 +107,10 @@ async def reload_scripts(
         await debug.reload_scripts(targets)
         return targets
     return await managed.game.reload(targets)
+
+
+def _coded(frame: Frame, code: str | None) -> Frame:
+    return frame if code is None else replace(frame, code=code)
 
 
 def _frame(brk: Break | None, frame: int) -> None:
@@ -229,7 +233,10 @@ class DebugService:
             return brk
         rt = self.games.rt
         codes = await rt.disk(code_at, rt.project, [(f.path, f.line) for f in brk.stack])
-        return replace(brk, stack=[replace(f, code=codes.get((f.path, f.line))) for f in brk.stack])
+        if not codes:
+            return brk
+        stack = [_coded(f, codes.get((f.path, f.line))) for f in brk.stack]
+        return replace(brk, stack=stack)
 
     async def reload(self, caller: Caller, session_id: str, paths: list[str]) -> list[str]:
         """:func:`reload_scripts` in the caller's game."""
