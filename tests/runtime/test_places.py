@@ -11,10 +11,12 @@ from typing import Any
 import anyio
 import pytest
 
+from godot_mcp.engine.project.source import MAX_CODE
 from tests.runtime.conftest import require_godot
 from tests.runtime.test_captures import ok
 from tests.runtime.test_project_test import gut_project
 from tests.support.engines import Engine
+from tests.support.rawstdio import raw_stdio
 from tests.support.servers import stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
@@ -275,3 +277,49 @@ async def test_a_test_failure_carries_its_line(tmp_path: Path, engine: Engine) -
         "test_names_a_hidden_place": {"path": "res://.hidden.gd", "line": 1},
     }
     private_free(answer, "HIDDEN-LINE")
+
+
+LONG = "# " + "x" * 248
+MANY_GD = f"""\
+extends Node2D
+{LONG}
+
+func _ready():
+\tfor i in range(300):
+\t\tprinterr("ERROR: e%d\\n   At: res://many.gd:2." % i)
+"""
+
+
+async def test_code_counts_in_the_answer_s_size(tmp_path: Path, engine: Engine) -> None:
+    """Pages of the log whose every line carries 200 characters of code fit a small
+    max_output_bytes as sent, and go on where they stopped: no line lost or said twice."""
+    require_godot("godot3-server")
+    files = {"many.gd": MANY_GD, "many.tscn": engine.scene("many.gd")}
+    root = project(tmp_path / "p", engine, files)
+    limit = 4096
+    errors: list[dict[str, Any]] = []
+    pages = 0
+    with anyio.fail_after(180):
+        async with raw_stdio(root, tmp_path / "state", "--max-output-bytes", str(limit)) as s:
+
+            async def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+                line = await s.call(tool, args)
+                assert len(line) <= limit, (tool, len(line))
+                body = json.loads(line)["result"]["structuredContent"]
+                assert body["outcome"] == "ok", body
+                return dict(body)
+
+            start = {"mode": "headless", "scene": "res://many.tscn"}
+            sid = (await call("runtime_session_start", start))["session"]["id"]
+            cursor: dict[str, str] = {}
+            while len(errors) < 300:
+                args = {"session_id": sid, "min_level": "error", "max_lines": 1000, **cursor}
+                page = await call("runtime_log_read", {**args, "wait_seconds": 5})
+                errors += page["lines"]
+                pages += page["lines"] != []
+                cursor = {"cursor": page["next_cursor"]}
+            await call("runtime_session_stop", {"session_id": sid})
+    assert [e["text"] for e in errors] == [f"ERROR: e{i}" for i in range(300)]
+    code = "# " + "x" * (MAX_CODE - 2)
+    assert all(e["source"] == {"path": "res://many.gd", "line": 2, "code": code} for e in errors)
+    assert pages >= 300 * len(code) // limit  # the code took room: many pages
