@@ -107,6 +107,9 @@ def test_places_that_have_no_code_answer_none_and_raise_nothing(tmp_path: Path) 
         (None, 1),
         ("res://a.gd\0", 1),
         ("res://a\\..\\b.gd", 1),
+        ("res://\udc80.gd", 1),
+        ("res://" + "a" * 5000 + ".gd", 1),
+        ("res://" + "a/" * 3000 + "b.gd", 1),
     ]
     assert code_at(root, places) == {}
     assert code_at(root, [*places, ("res://a.gd", 2)]) == {("res://a.gd", 2): "two"}

@@ -123,7 +123,7 @@ def code_at(
                     if left < 0:  # cut by the bound: not read whole
                         continue
                 files[path] = _lines(_text(path, data))
-            except InvalidArgument:
+            except (InvalidArgument, OSError, ValueError):  # refused, or a name no file has
                 continue
         lines = files[path]
         if lines is not None and line <= len(lines):
