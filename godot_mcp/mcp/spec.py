@@ -25,6 +25,7 @@ from jsonschema.exceptions import best_match
 from mcp import types
 
 from godot_mcp.engine.process.availability import AVAILABLE, Availability
+from godot_mcp.engine.project.source import MAX_CODE
 from godot_mcp.errors import InvalidArgument
 from godot_mcp.mcp.outcomes import TOOL_OUTCOMES
 
@@ -350,6 +351,8 @@ class Tools:
 # Shapes shared by several answers (a union of types as anyOf: portable to every client).
 STRING: dict[str, Any] = {"type": "string"}
 INTEGER: dict[str, Any] = {"type": "integer"}
+# A place's ``code``: its line as the file is now (``engine/project/source.py``, code_at).
+CODE: dict[str, Any] = {"type": "string", "maxLength": MAX_CODE}
 NULL: dict[str, Any] = {"type": "null"}
 NUMBER: dict[str, Any] = {"type": "number"}
 BOOLEAN: dict[str, Any] = {"type": "boolean"}

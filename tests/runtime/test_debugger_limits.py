@@ -152,7 +152,9 @@ async def test_a_stack_deeper_than_an_answer_answers_its_innermost_frames(
             at = await ok(c, "runtime.debug.state", {**sid, "wait_seconds": 20})
             shown = len(at["stack"])
             top = {"path": "res://deep.gd", "line": DIVE_BOTTOM, "function": "dive"}
-            dives = [{"path": "res://deep.gd", "line": 10, "function": "dive"}] * (shown - 1)
+            top["code"] = "var bottom = n"
+            dive = {"path": "res://deep.gd", "line": 10, "function": "dive"}
+            dives = [{**dive, "code": "return dive(n - 1)"}] * (shown - 1)
             assert 2 <= shown < 40, at
             assert at == {
                 "outcome": "ok",
@@ -167,7 +169,11 @@ async def test_a_stack_deeper_than_an_answer_answers_its_innermost_frames(
             assert stepped == {
                 **at,
                 "reason": "step",
-                "stack": [{**top, "line": DIVE_BOTTOM + 1}, *dives, *dives[:more]],
+                "stack": [
+                    {**top, "line": DIVE_BOTTOM + 1, "code": "return bottom"},
+                    *dives,
+                    *dives[:more],
+                ],
             }
             assert more in (0, 1), stepped
             await ok(c, "runtime.session.stop", sid)
@@ -177,7 +183,7 @@ async def test_a_stack_deeper_than_an_answer_answers_its_innermost_frames(
                 at = await ok(c, "runtime.debug.state", {**sid, "wait_seconds": 20})
                 shown = len(at["stack"])
                 assert 2 <= shown < 40, at
-                forged = [
+                forged = [  # res://forge.gd is no file: no code
                     {"path": "res://forge.gd", "line": i + 1, "function": "forged"}
                     for i in range(shown)
                 ]

@@ -122,7 +122,14 @@ async def test_a_game_stops_steps_and_resumes_where_the_engine_says(
             sid = {"session_id": session["id"]}
             at = await ok(c, "runtime.debug.state", {**sid, "wait_seconds": 10})
             assert (at["state"], at["reason"]) == ("break", "breakpoint")
-            assert at["stack"] == [{"path": "res://main.gd", "line": 8, "function": "_ready"}]
+            assert at["stack"] == [
+                {
+                    "path": "res://main.gd",
+                    "line": 8,
+                    "function": "_ready",
+                    "code": "var local_a = 7",
+                }
+            ]
             values = await ok(c, "runtime.debug.variables", sid)
             assert {k: values["members"][k] for k in ("speed", "label", "frames")} == {
                 "speed": 42,

@@ -374,7 +374,14 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(
                 "outcome": "ok",
                 "state": "break",
                 "reason": "breakpoint",
-                "stack": [{"path": "res://main.gd", "line": 3, "function": "_ready"}],
+                "stack": [
+                    {
+                        "path": "res://main.gd",
+                        "line": 3,
+                        "function": "_ready",
+                        "code": "extends Node2D",
+                    }
+                ],
                 "depth": 1,
                 "truncated": False,
             }
@@ -463,6 +470,7 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(
                     "function": "_process",
                     "path": "res://main.gd",
                     "line": 5,
+                    "code": "extends Node2D",
                     "calls": 3,
                     "self_ms": 3.0,
                     "total_ms": 6.0,

@@ -95,7 +95,11 @@ async def test_the_log_has_levels_streams_and_the_source_of_a_runtime_error(log_
             (boom,) = errors["lines"]
             assert boom["level"] == "error" and boom["stream"] == "stderr"
             assert "explode" in boom["text"]
-            assert boom["source"] == {"path": "res://lab.gd", "line": 11}
+            assert boom["source"] == {
+                "path": "res://lab.gd",
+                "line": 11,
+                "code": "nothing.explode()",
+            }
             every = await _read_all(c, sid, max_lines=2)  # pages of two, no line twice
             seqs = [line["seq"] for line in every]
             assert seqs == sorted(set(seqs))

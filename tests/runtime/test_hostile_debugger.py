@@ -57,6 +57,7 @@ async def test_a_profile_answers_finite_numbers_and_counts_the_rows_it_dropped(
                 "function": "red",
                 "path": "res://main.gd",
                 "line": 18,
+                "code": "extends Node",
                 "calls": 3,
                 "self_ms": 9.0,
                 "total_ms": 12.0,
@@ -65,6 +66,7 @@ async def test_a_profile_answers_finite_numbers_and_counts_the_rows_it_dropped(
                 "function": "_process",
                 "path": "res://main.gd",
                 "line": 5,
+                "code": "extends Node",
                 "calls": 3,
                 "self_ms": 3.0,
                 "total_ms": 6.0,
@@ -107,9 +109,11 @@ async def test_a_profile_larger_than_an_answer_answers_its_busiest_rows(
 
 
 def frames(depth: int, top_line: int) -> list[dict[str, Any]]:
-    """The fake's deep stack as answered: its stop, then res://main.gd:1, 2, … in ``f``."""
+    """The fake's deep stack as answered: its stop, then res://main.gd:1, 2, … in ``f``; the
+    code of the 20 lines main.gd has."""
     top = {"path": "res://main.gd", "line": top_line, "function": "_ready"}
-    return [top, *({"path": "res://main.gd", "line": i, "function": "f"} for i in range(1, depth))]
+    stack = [top, *({"path": "res://main.gd", "line": i, "function": "f"} for i in range(1, depth))]
+    return [f | {"code": "extends Node"} if f["line"] <= 20 else f for f in stack]
 
 
 async def test_a_stack_larger_than_an_answer_answers_its_innermost_frames(
@@ -154,7 +158,9 @@ async def test_a_stops_texts_reach_the_client_without_terminal_escapes(
                 "state": "break",
                 "reason": "error",
                 "error": "forged error ",  # was "forged error \x1b]0;pwned\x07\x1b[2J"
-                "stack": [{"path": "res://main.gd", "line": 7, "function": "red"}],
+                "stack": [
+                    {"path": "res://main.gd", "line": 7, "function": "red", "code": "extends Node"}
+                ],
                 "depth": 1,
                 "truncated": False,
             }
@@ -165,9 +171,15 @@ async def test_a_stops_texts_reach_the_client_without_terminal_escapes(
             # prints its own, the function on the line after it.
             text = {3: "SCRIPT ERROR: red: forged error ", 4: "SCRIPT ERROR: forged error "}
             assert errors["lines"][-1]["text"] == text[fake_major]
-            assert errors["lines"][-1]["source"] == {"path": "res://main.gd", "line": 7}
+            assert errors["lines"][-1]["source"] == {
+                "path": "res://main.gd",
+                "line": 7,
+                "code": "extends Node",
+            }
             stepped = await ok(c, "runtime.debug.control", {**sid, "action": "next"})
-            assert stepped["stack"] == [{"path": "res://main.gd", "line": 8, "function": "red"}]
+            assert stepped["stack"] == [
+                {"path": "res://main.gd", "line": 8, "function": "red", "code": "extends Node"}
+            ]
             await ok(c, "runtime.session.stop", sid)
 
 

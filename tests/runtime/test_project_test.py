@@ -96,6 +96,8 @@ async def test_counts_failures_and_the_report_are_the_frameworks(tmp_path):
     expected = {"suite": "res://test/test_sample.gd", "test": "test_fails"}
     expected["suite"] = expected["suite"].removeprefix("res://" if line else "")
     expected |= {"path": "res://test/test_sample.gd"} | ({"line": line} if line else {})
+    if line:
+        expected["code"] = "assert_eq(2 + 2, 5, 'two and two make five')"
     expected["message"] = f"[4] expected to equal [5]: two and two make five at line {line or -1}"
     assert answer["failures"] == [expected] and answer["truncated"] is False
     parsed = parse_report(report)
@@ -338,6 +340,7 @@ async def test_gdunit4_runs_on_godot_4_with_its_errors_apart(tmp_path):
             "test": "test_errors",
             "path": "res://test/sample_test.gd",
             "line": 11,
+            "code": "nothing.explode()",
             "message": "Invalid call. Nonexistent function 'explode' in base 'Nil'.",
         },
         {
@@ -345,6 +348,7 @@ async def test_gdunit4_runs_on_godot_4_with_its_errors_apart(tmp_path):
             "test": "test_fails",
             "path": "res://test/sample_test.gd",
             "line": 7,
+            "code": "assert_int(2 + 2).is_equal(5)",
             "message": "Expecting: '5' but was '4'",
         },
     ]

@@ -136,6 +136,7 @@ class Frame:
     line: int
     function: str
     index: int  # the engine's own index of the frame
+    code: str | None = None  # its line as the project's file is now, set where answered
 
 
 @dataclass(frozen=True)
@@ -628,6 +629,7 @@ class Measured:
     calls: int
     self_ms: float
     total_ms: float
+    code: str | None = None  # its line as the project's file is now, set where answered
 
 
 @dataclass(frozen=True)

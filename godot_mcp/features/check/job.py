@@ -146,11 +146,14 @@ class Problem:
     path: str
     message: str
     line: int | None = None
+    code: str | None = None  # the line as the project's file is now, set where answered
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"path": self.path, "kind": self.kind, "message": self.message}
         if self.line is not None:
             out["line"] = self.line
+        if self.code is not None:
+            out["code"] = self.code
         return out
 
 

@@ -10,14 +10,17 @@ Its scratch (the list of files, the check script, Godot's XDG dirs) lives in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import anyio
 
 from godot_mcp.engine.project import tree
 from godot_mcp.engine.project.facts import newer_engine
+from godot_mcp.engine.project.source import code_at
 from godot_mcp.errors import Failed
 from godot_mcp.features import check
 from godot_mcp.features.check import Progress, Report
+from godot_mcp.features.check.job import Problem
 from godot_mcp.features.importer.copies import imported_copy
 from godot_mcp.features.importer.service import ImportService
 from godot_mcp.runtime.context import Runtime
@@ -73,6 +76,7 @@ class CheckService(HeadlessWork):
                     newer = newer_engine(job.facts.features, install.headless_version)
                     report.warnings.extend([newer] if newer else [])
                     report.warnings.extend([copied.warning] if copied is not None else [])
+                    report.problems = await self._with_code(report.problems)
                     return report
                 except OSError as exc:
                     why = exc.strerror or exc
@@ -83,3 +87,12 @@ class CheckService(HeadlessWork):
                         await self.rt.disk(job.cleanup)
                         if copied is not None:
                             await self.rt.disk(tree.remove, copied.work)
+
+    async def _with_code(self, problems: list[Problem]) -> list[Problem]:
+        """``problems`` with each line's ``code`` as the project's file is now (the project's,
+        not the copy's a check may have run on)."""
+        places = [(p.path, p.line) for p in problems if p.line is not None]
+        if not places:
+            return problems
+        codes = await self.rt.disk(code_at, self.rt.project, places)
+        return [replace(p, code=codes.get((p.path, p.line or 0))) for p in problems]

@@ -11,7 +11,7 @@ from godot_mcp.engine.process.availability import Availability
 from godot_mcp.engine.process.redact import printable
 from godot_mcp.mcp.outcomes import ok
 from godot_mcp.mcp.progress import Status
-from godot_mcp.mcp.spec import BOOLEAN, INTEGER, STRING, Arg, Tool, check_paths
+from godot_mcp.mcp.spec import BOOLEAN, CODE, INTEGER, STRING, Arg, Tool, check_paths
 
 if TYPE_CHECKING:
     from godot_mcp.features.services import Call, ServerDeps
@@ -56,6 +56,7 @@ _ERROR = {
     "properties": {
         "path": STRING,
         "line": INTEGER,
+        "code": CODE,
         "message": STRING,
         "kind": {"enum": list(KINDS)},
     },

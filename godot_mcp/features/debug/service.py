@@ -18,14 +18,16 @@ elsewhere in the project refuse nothing: the check leaves them out.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from godot_mcp.engine.debugger import Break, Profiled, to_json
+from godot_mcp.engine.debugger import Break, Frame, Profiled, to_json
 from godot_mcp.engine.process.availability import Availability, unavailable
 from godot_mcp.engine.process.locate import engine_name
 from godot_mcp.engine.process.redact import Scrubber
 from godot_mcp.engine.project import reach, tree
+from godot_mcp.engine.project.source import code_at
 from godot_mcp.errors import InvalidArgument, Remedy, Timeout, Unavailable, quoted
 from godot_mcp.features import check
 from godot_mcp.features.check.service import CheckService
@@ -107,6 +109,10 @@ async def reload_scripts(
     return await managed.game.reload(targets)
 
 
+def _coded(frame: Frame, code: str | None) -> Frame:
+    return frame if code is None else replace(frame, code=code)
+
+
 def _frame(brk: Break | None, frame: int) -> None:
     if brk is None:
         raise Unavailable("the game is not stopped", remedy=Remedy.BREAK)
@@ -162,7 +168,7 @@ class DebugService:
         if brk is None and wait_seconds > 0:
             brk = await debugger.wait_stopped(wait_seconds)
         managed.debugger()  # lost while waiting: said as such
-        return brk, managed.game.scrub
+        return await self._with_code(brk), managed.game.scrub
 
     async def variables(self, caller: Caller, session_id: str, frame: int) -> dict[str, Any]:
         """A stopped frame's locals and members as JSON values, the game's texts scrubbed."""
@@ -208,14 +214,29 @@ class DebugService:
             return None, managed.game.scrub
         if brk is None:
             raise Timeout(f"the game did not stop within {timeout:g} s", state="running")
-        return brk, managed.game.scrub
+        return await self._with_code(brk), managed.game.scrub
 
     async def profile(
         self, caller: Caller, session_id: str, seconds: float
     ) -> tuple[Profiled, Scrubber]:
         """The engine's script profiler over ``seconds`` of the game's run."""
         managed = self._managed(caller, session_id)
-        return await managed.debugger().profile(seconds), managed.game.scrub
+        got = await managed.debugger().profile(seconds)
+        rt = self.games.rt
+        codes = await rt.disk(code_at, rt.project, [(m.path, m.line) for m in got.functions])
+        functions = [replace(m, code=codes.get((m.path, m.line))) for m in got.functions]
+        return replace(got, functions=functions), managed.game.scrub
+
+    async def _with_code(self, brk: Break | None) -> Break | None:
+        """``brk`` with each frame's ``code`` as the project's file is now (a copy)."""
+        if brk is None or not brk.stack:
+            return brk
+        rt = self.games.rt
+        codes = await rt.disk(code_at, rt.project, [(f.path, f.line) for f in brk.stack])
+        if not codes:
+            return brk
+        stack = [_coded(f, codes.get((f.path, f.line))) for f in brk.stack]
+        return replace(brk, stack=stack)
 
     async def reload(self, caller: Caller, session_id: str, paths: list[str]) -> list[str]:
         """:func:`reload_scripts` in the caller's game."""

@@ -21,7 +21,7 @@ from godot_mcp.features.game.tools import (
 from godot_mcp.mcp.budget import Budget, cost, fit_text
 from godot_mcp.mcp.disclosure import WRITES_DISABLED
 from godot_mcp.mcp.outcomes import ok
-from godot_mcp.mcp.spec import BOOLEAN, INTEGER, STRING, Arg, Tool
+from godot_mcp.mcp.spec import BOOLEAN, CODE, INTEGER, STRING, Arg, Tool
 
 if TYPE_CHECKING:
     from godot_mcp.features.services import Call, ServerDeps
@@ -35,7 +35,7 @@ FRAME_FLOOR = 64  # bytes a frame takes in an answer at least (its keys, twice: 
 BREAKPOINT_LIST = {"type": "array", "items": {"type": "string", "maxLength": 1100}}
 FRAME = {
     "type": "object",
-    "properties": {"path": STRING, "line": INTEGER, "function": STRING},
+    "properties": {"path": STRING, "line": INTEGER, "function": STRING, "code": CODE},
     "required": ["path", "line", "function"],
     "additionalProperties": False,
 }
@@ -45,6 +45,7 @@ MEASURED = {
         "function": STRING,
         "path": STRING,
         "line": INTEGER,
+        "code": CODE,
         "calls": INTEGER,
         "self_ms": {"type": "number"},
         "total_ms": {"type": "number"},
@@ -81,10 +82,19 @@ def _state(brk: Break | None, scrub: Scrubber, budget: Budget) -> types.CallTool
             head["error"] = fit_text(head["error"], cost(head["error"]) - over)
     fitting = brk.stack[: budget.room // FRAME_FLOOR + 1]  # at most as many as could fit
     frames = [
-        scrub.game_json({"path": f.path, "line": f.line, "function": f.function}) for f in fitting
+        _with_code(
+            scrub.game_json({"path": f.path, "line": f.line, "function": f.function}), f.code
+        )
+        for f in fitting
     ]
     result, _ = budget.fit_list(frames, build)
     return result
+
+
+def _with_code(place: dict[str, Any], code: str | None) -> dict[str, Any]:
+    """A place as answered, with its line's ``code`` when it has one (the project's own text,
+    as ``project.source`` answers it: not the game's, so not scrubbed as the game's)."""
+    return place if code is None else {**place, "code": code}
 
 
 async def breakpoints(call: Call) -> types.CallToolResult:
@@ -129,14 +139,17 @@ async def profile(call: Call) -> types.CallToolResult:
     a = call.args
     got, scrub = await call.deps.debug.profile(call.caller, a["session_id"], a["seconds"])
     rows = [
-        {
-            "function": scrub.game(m.function),
-            "path": scrub.game(m.path),
-            "line": m.line,
-            "calls": m.calls,
-            "self_ms": m.self_ms,
-            "total_ms": m.total_ms,
-        }
+        _with_code(
+            {
+                "function": scrub.game(m.function),
+                "path": scrub.game(m.path),
+                "line": m.line,
+                "calls": m.calls,
+                "self_ms": m.self_ms,
+                "total_ms": m.total_ms,
+            },
+            m.code,
+        )
         for m in got.functions[: a["max_functions"]]
     ]
 

@@ -61,6 +61,7 @@ class Entry:
     source: tuple[str, int] | None = None
     truncated: bool = False
     startup: bool = False
+    code: str | None = None  # the source's line as the file is now, set where answered
 
     def as_dict(self) -> dict[str, object]:
         """The entry as ``runtime.log.read`` answers it."""
@@ -71,7 +72,10 @@ class Entry:
             "text": self.text,
         }
         if self.source is not None:
-            out["source"] = {"path": self.source[0], "line": self.source[1]}
+            where: dict[str, object] = {"path": self.source[0], "line": self.source[1]}
+            if self.code is not None:
+                where["code"] = self.code
+            out["source"] = where
         if self.truncated:
             out["truncated"] = True
         if self.startup:

@@ -11,7 +11,7 @@ import logging
 import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from godot_mcp.engine.process.locate import (
 )
 from godot_mcp.engine.project.facts import refuse_csharp
 from godot_mcp.engine.project.imported import refuse_never_imported
+from godot_mcp.engine.project.source import code_at
 from godot_mcp.errors import (
     Failed,
     InvalidArgument,
@@ -401,7 +402,20 @@ class GameService:
             return take(entry.as_dict())
 
         page = log.read(start, max_lines, min_level, fits)
-        return page, managed.game.poll()
+        return await self._with_code(page), managed.game.poll()
+
+    async def _with_code(self, page: Page) -> Page:
+        """``page`` with each source's ``code`` as the project's file is now (the entries are
+        copies: the log keeps none, a file may change between reads)."""
+        places = [e.source for e in page.entries if e.source is not None]
+        if not places:
+            return page
+        codes = await self.rt.disk(code_at, self.rt.project, places)
+        entries = [
+            replace(e, code=codes.get(e.source)) if e.source is not None else e
+            for e in page.entries
+        ]
+        return replace(page, entries=entries)
 
     async def capture_log(self, caller: Caller, generation: int, session_id: str) -> ArtifactInfo:
         """The whole log kept so far, registered as a ``text/plain`` artifact."""

@@ -34,6 +34,7 @@ from godot_mcp.mcp.outcomes import ok
 from godot_mcp.mcp.spec import (
     ARTIFACT,
     BOOLEAN,
+    CODE,
     INTEGER,
     NULL,
     NUMBER,
@@ -330,7 +331,7 @@ _LINE = {
         "text": STRING,
         "source": {
             "type": "object",
-            "properties": {"path": STRING, "line": INTEGER},
+            "properties": {"path": STRING, "line": INTEGER, "code": CODE},
             "required": ["path", "line"],
             "additionalProperties": False,
         },

@@ -79,6 +79,7 @@ class Case:
     message: str | None = None
     path: str | None = None
     line: int | None = None
+    code: str | None = None  # the line as the project's file is now, set where answered
 
 
 @dataclass

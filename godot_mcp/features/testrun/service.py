@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -21,6 +21,7 @@ import anyio
 from godot_mcp.engine.process.redact import as_res
 from godot_mcp.engine.project import tree
 from godot_mcp.engine.project.imported import never_imported
+from godot_mcp.engine.project.source import code_at
 from godot_mcp.errors import Failed, GodotMcpError, TooLarge, Unavailable
 from godot_mcp.features.importer import ImportFailed, ImportTimeout
 from godot_mcp.features.importer.copies import copy_imported, import_copy
@@ -167,7 +168,7 @@ class TestService(HeadlessWork):
         if read.report is None:
             outcome.unreadable = f"the {NAMES[chosen]} report could not be read: {read.why}"
         else:
-            outcome.report = read.report
+            outcome.report = await self._with_code(read.report)
         if ran.exit_code is None:
             warnings.append(
                 "the runner wrote its report but did not exit within timeout_seconds; it was "
@@ -184,6 +185,16 @@ class TestService(HeadlessWork):
         if outcome.unreadable is None and outcome.report.tests == 0 and outcome.message is None:
             outcome.message = f"{NAMES[chosen]} ran no tests"
         return outcome
+
+    async def _with_code(self, report: JUnitReport) -> JUnitReport:
+        """``report`` with each failure's ``code``: its line as the project's file is now (the
+        project's, not the copy's the run used)."""
+        places = [(c.path, c.line) for c in report.cases if c.path is not None and c.line]
+        if not places:
+            return report
+        codes = await self.rt.disk(code_at, self.rt.project, places)
+        cases = [replace(c, code=codes.get((c.path or "", c.line or 0))) for c in report.cases]
+        return replace(report, cases=cases)
 
     async def _import(
         self, copy: Path, work: Path, deadline: float, progress: Words | None

@@ -15,7 +15,7 @@ from godot_mcp.mcp.budget import cost, fit_text
 from godot_mcp.mcp.describe import artifact_dict, resource_link
 from godot_mcp.mcp.outcomes import ok, refusal
 from godot_mcp.mcp.progress import Status
-from godot_mcp.mcp.spec import ARTIFACT, BOOLEAN, INTEGER, STRING, Arg, Tool, check_paths
+from godot_mcp.mcp.spec import ARTIFACT, BOOLEAN, CODE, INTEGER, STRING, Arg, Tool, check_paths
 
 if TYPE_CHECKING:
     from godot_mcp.features.services import Call, ServerDeps
@@ -31,6 +31,8 @@ def failure(case: Case) -> dict[str, Any]:
         out["path"] = case.path
     if case.line is not None:
         out["line"] = case.line
+    if case.code is not None:
+        out["code"] = case.code
     out["message"] = case.message or ("error" if case.status == "error" else "failed")
     return out
 
@@ -133,6 +135,7 @@ _FAILURE = {
         "test": STRING,
         "path": STRING,
         "line": INTEGER,
+        "code": CODE,
         "message": STRING,
     },
     "required": ["suite", "test", "message"],
