@@ -826,16 +826,16 @@ class FakeDebugger4(FakeDebugger):
             super().command(name, args)
 
     def evaluate(self, expression: str) -> None:
-        """``speed`` and whole numbers evaluate; anything else fails as the engine's
-        ``Expression`` does: a null answer, then the error that says why."""
-        known = {"speed": 42}
+        """``speed``, a child's name and whole numbers evaluate; anything else fails as
+        Godot 4.6's ``Expression`` does: a null answer, then the error that says why."""
+        known: dict[str, int | str] = {"speed": 42, 'get_node("Jump").name': "Jump"}
         value = int(expression) if expression.isdigit() else known.get(expression)
-        kind = 0 if value is None else 2
+        kind = 0 if value is None else 4 if isinstance(value, str) else 2
         self.send("evaluation_return", expression, 3, kind, value)
         if value is None:
             where = ["res://main.gd", self.function, self.at[1] if self.at else 0]
             error = 'Condition "p_show_error" is true. Returning: Variant()'
-            said = f"Invalid named index '{expression}' for base type Object."
+            said = f"Invalid named index '{expression}' for base type Object"
             self.send(
                 "error",
                 0,
