@@ -114,6 +114,7 @@ class Remedy(Enum):
     RESUME = "resume"  # let a game stopped by its debugger run again
     BREAK = "break"  # stop a debugged game where it is
     IMPORT = "import"  # import the project
+    VARIABLES = "variables"  # read a stopped frame's names and values
 
 
 class GodotMcpError(Exception):

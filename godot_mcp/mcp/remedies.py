@@ -21,6 +21,7 @@ WAYS: dict[Remedy, tuple[str, str]] = {
     Remedy.RESUME: ("runtime.debug.control", "{said}; resume it with {tool}"),
     Remedy.BREAK: ("runtime.debug.control", "{said}; stop it first ({tool} break)"),
     Remedy.IMPORT: ("project.import", "{said}: import it with {tool} first"),
+    Remedy.VARIABLES: ("runtime.debug.variables", "{said}; {tool} lists the frame's names"),
 }
 
 

@@ -417,9 +417,16 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(
             out = await call(c, "runtime.debug.control", {**sid, "action": "out"})
             evaluated = await call(c, "runtime.debug.evaluate", {**sid, "expression": "speed"})
             failed = await call(c, "runtime.debug.evaluate", {**sid, "expression": "nope"})
+            child = await call(c, "runtime.debug.evaluate", {**sid, "expression": "$Jump.name"})
+            lone = await call(c, "runtime.debug.evaluate", {**sid, "expression": "1 + $"})
+            assert lone == {
+                "outcome": "invalid_argument",
+                "message": "expression: a node name is needed after '$', not the end "
+                '($Name, $Name/Child or $"Name") (at its end)',
+            }
             if fake_major == 3:
                 assert out["message"] == "Godot 3.2.3's debugger has no step out"
-                assert evaluated == failed
+                assert evaluated == failed == child
                 assert evaluated == {
                     "outcome": "unavailable",
                     "message": "Godot 3.2.3's debugger has no evaluation",
@@ -430,8 +437,14 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(
                 assert evaluated == {"outcome": "ok", "value": 42}
                 assert failed == {
                     "outcome": "invalid_argument",
-                    "message": "Invalid named index 'nope' for base type Object.",
+                    "message": "Invalid named index 'nope' for base type Object: 'nope' is no "
+                    "local of this frame and no property, constant or method of its self; the "
+                    "expression also sees autoloads and engine singletons, but no class names "
+                    '(reach a script as ResourceLoader.load("res://….gd")) and no other '
+                    "frame's locals (evaluate those with that frame's index as frame); "
+                    "runtime_debug_variables lists the frame's names",
                 }
+                assert child == {"outcome": "ok", "value": "Jump"}
                 line = 5
             at = await ok(c, "runtime.debug.variables", sid)
             assert at["locals"] == {"line": line, "cwd": "<tmp>"}

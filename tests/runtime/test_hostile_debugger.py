@@ -222,3 +222,25 @@ def test_a_stops_error_is_cut_to_what_an_answer_holds(limit: int) -> None:
     assert (body["depth"], body["truncated"]) == (100, len(body["stack"]) < 100)
     if limit > 4096:
         assert (len(body["error"]), len(body["stack"])) == (MAX_ERROR, 100)
+
+
+async def test_what_a_game_says_its_self_is_reaches_a_refusal_printable(tmp_path: Path) -> None:
+    """A get_node that fails makes the server ask the game what its self is; the class it
+    names (with a title change and a screen clear in it) is said without them. Godot 4 only:
+    Godot 3's debugger has no evaluation."""
+    project_with(tmp_path)
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path, major=4) as c:
+            start = {"debug": True, "breakpoints": ["res://main.gd:3"]}
+            sid = {"session_id": (await ok(c, "runtime.session.start", start))["session"]["id"]}
+            at = await ok(c, "runtime.debug.state", {**sid, "wait_seconds": 10})
+            assert at["state"] == "break"
+            refused = await call(c, "runtime.debug.evaluate", {**sid, "expression": "$Far.name"})
+            assert refused == {
+                "outcome": "invalid_argument",
+                "message": "On call to 'get_node': the frame's self is a RefCounted, not a "
+                "Node: $Path and %Name mean get_node on self, which only a Node has; evaluate "
+                "in a frame whose self is a Node (its index as frame), or reach the scene as "
+                'Engine.get_main_loop().current_scene.get_node("…")',
+            }
+            await ok(c, "runtime.session.stop", sid)

@@ -826,16 +826,23 @@ class FakeDebugger4(FakeDebugger):
             super().command(name, args)
 
     def evaluate(self, expression: str) -> None:
-        """``speed`` and whole numbers evaluate; anything else fails as the engine's
-        ``Expression`` does: a null answer, then the error that says why."""
-        known = {"speed": 42}
+        """``speed``, a child's name and whole numbers evaluate; anything else fails as
+        Godot 4.6's ``Expression`` does: a null answer, then the error that says why."""
+        known: dict[str, int | str | list[Any]] = {
+            "speed": 42,
+            'get_node("Jump").name': "Jump",
+            # A game that says its self is no Node, with a title change in the class's name.
+            '[is_class("Node"), get_class()]': [False, "\x1b]0;owned\x07Ref\x1b[2JCounted"],
+        }
         value = int(expression) if expression.isdigit() else known.get(expression)
-        kind = 0 if value is None else 2
+        kind = 0 if value is None else {str: 4, list: 28}.get(type(value), 2)
         self.send("evaluation_return", expression, 3, kind, value)
         if value is None:
             where = ["res://main.gd", self.function, self.at[1] if self.at else 0]
             error = 'Condition "p_show_error" is true. Returning: Variant()'
-            said = f"Invalid named index '{expression}' for base type Object."
+            said = f"Invalid named index '{expression}' for base type Object"
+            if expression.startswith('get_node("Far")'):
+                said = "On call to 'get_node':"
             self.send(
                 "error",
                 0,

@@ -45,6 +45,7 @@ __all__ = [
     "Break",
     "Debugger",
     "DebuggerLost",
+    "Evaluated",
     "EvaluationFailed",
     "Frame",
     "Measured",
@@ -114,6 +115,16 @@ class FloodGate:
             raise Flooded(f"more than {self.max_bytes} bytes in a second")
         if self._messages > self.max_messages:
             raise Flooded(f"more than {self.max_messages} messages in a second")
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """The engine's answer to an expression: its value, or (``error``) the engine's own words
+    on why it could not parse or run it, printable and scrubbed, at most ``MAX_SAID``
+    characters."""
+
+    value: Any
+    error: str | None = None
 
 
 class EvaluationFailed(InvalidArgument):
@@ -491,12 +502,20 @@ class Debugger:
     async def evaluate(self, expression: str, frame: int, timeout: float = 5) -> Any:
         """The value of ``expression`` in ``frame``: NoSelf, EvaluationFailed (the engine's
         words), NotStopped, Timeout."""
+        got = await self.evaluation(expression, frame, timeout)
+        if got.error is not None:
+            raise EvaluationFailed(got.error)
+        return got.value
+
+    async def evaluation(self, expression: str, frame: int, timeout: float = 5) -> Evaluated:
+        """What the engine answered ``expression`` in ``frame``: its value, or its words on
+        why it could not parse or run it; NoSelf, NotStopped, Timeout."""
         try:
             return await self._evaluate(expression, frame, timeout)
         except TimeoutError:
             raise Timeout(f"the game did not answer the evaluation within {timeout:g} s") from None
 
-    async def _evaluate(self, expression: str, frame: int, timeout: float) -> Any:
+    async def _evaluate(self, expression: str, frame: int, timeout: float) -> Evaluated:
         brk = self._need_stop()
         if not 0 <= frame < len(brk.stack):
             raise IndexError(frame)
@@ -516,8 +535,8 @@ class Debugger:
                     while not self._eval_errors and self.stopped is brk:
                         await self._changed.wait()
                 if self._eval_errors:
-                    raise EvaluationFailed(self._scrub.game(self._eval_errors[0])[:MAX_SAID])
-            return value
+                    return Evaluated(None, self._scrub.game(self._eval_errors[0])[:MAX_SAID])
+            return Evaluated(value)
         finally:
             self._evaluating = None
 

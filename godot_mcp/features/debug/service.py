@@ -17,12 +17,20 @@ elsewhere in the project refuse nothing: the check leaves them out.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from godot_mcp.engine.debugger import Break, Frame, Profiled, to_json
+from godot_mcp.engine.debugger import (
+    Break,
+    Evaluated,
+    EvaluationFailed,
+    Frame,
+    Profiled,
+    to_json,
+)
 from godot_mcp.engine.process.availability import Availability, unavailable
 from godot_mcp.engine.process.locate import engine_name
 from godot_mcp.engine.process.redact import Scrubber
@@ -31,6 +39,13 @@ from godot_mcp.engine.project.source import code_at
 from godot_mcp.errors import InvalidArgument, Remedy, Timeout, Unavailable, quoted
 from godot_mcp.features import check
 from godot_mcp.features.check.service import CheckService
+from godot_mcp.features.debug.expression import (
+    SELF_PROBE,
+    explain,
+    failed_node_call,
+    outside_node,
+    rewrite,
+)
 from godot_mcp.features.game.debugging import MAX_BREAKPOINTS, parse_breakpoints, project_script
 from godot_mcp.features.game.service import GameService, Managed
 from godot_mcp.store.values import Caller
@@ -38,6 +53,7 @@ from godot_mcp.store.values import Caller
 __all__ = ["MAX_PATHS", "DebugService", "reload_scripts"]
 
 MAX_PATHS = 200
+PROBE_TIMEOUT = 2  # seconds a failed get_node waits to learn whether the frame's self is a Node
 READER = "reloads"  # a refusal's words: "reloads read the project only"
 
 
@@ -184,15 +200,31 @@ class DebugService:
         }
 
     async def evaluate(self, caller: Caller, session_id: str, expression: str, frame: int) -> Any:
-        """``expression`` evaluated in a stopped frame, as a JSON value."""
+        """``expression`` (node shorthands as a script writes them: ``expression.rewrite``)
+        evaluated in a stopped frame, as a JSON value; the engine's words on an expression it
+        could not parse or run, with what to write instead where the cause is known."""
+        sent = rewrite(expression)
         managed = self._managed(caller, session_id)
         debugger = managed.debugger()
         if not debugger.engine.can_evaluate:
             version = engine_name(managed.game.engine_version)
             raise Unavailable(f"{version}'s debugger has no evaluation")
         _frame(debugger.stopped, frame)
-        value = await debugger.evaluate(expression, frame)
-        return managed.game.scrub.game_json(to_json(value))
+        got = await debugger.evaluation(sent.text, frame)
+        if got.error is None:
+            return managed.game.scrub.game_json(to_json(got.value))
+        explained = explain(sent, got.error)
+        if explained is not None:
+            words, names = explained
+            raise EvaluationFailed(words, remedy=Remedy.VARIABLES if names else None)
+        if failed_node_call(sent, got.error):  # is the frame's self a Node at all?
+            probed = Evaluated(None, "")
+            with contextlib.suppress(Timeout):  # no answer: the engine's words alone
+                probed = await debugger.evaluation(SELF_PROBE, frame, PROBE_TIMEOUT)
+            if probed.error is None:
+                value = managed.game.scrub.game_json(to_json(probed.value))
+                raise EvaluationFailed(outside_node(sent, got.error, value) or got.error)
+        raise EvaluationFailed(got.error)
 
     async def control(
         self, caller: Caller, session_id: str, action: str, timeout: float

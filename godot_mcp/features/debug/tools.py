@@ -234,7 +234,8 @@ TOOLS = [
         "runtime.debug.evaluate",
         "Evaluate an expression at a break",
         "Evaluate an expression of the engine's own language in a stopped frame (its self and "
-        "locals in scope); Godot 4 only. Over HTTP only with --allow-runtime-writes.",
+        "locals in scope; $Node and %Unique as in scripts); Godot 4 only. Over HTTP only with "
+        "--allow-runtime-writes.",
         evaluate,
         args=(
             SESSION_ID,
