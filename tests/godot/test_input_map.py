@@ -14,6 +14,7 @@ from typing import Any, cast
 import anyio
 import pytest
 
+from godot_mcp.engine.profile import GODOT_3_2, GODOT_3_5, GODOT_4, GODOT_4_0, EngineProfile
 from godot_mcp.engine.project.inputmap import MAX_EVENTS, read_input_map
 from godot_mcp.engine.project.keys import KEYCODES, SCANCODES
 from godot_mcp.engine.project.presets import parse_config
@@ -163,8 +164,11 @@ stick={
 """
 
 
-def input_map(text: str) -> dict[str, list[dict[str, Any]]]:
-    return read_input_map(parse_config(text))
+def input_map(text: str, engine: EngineProfile | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The map of ``text`` for ``engine`` (default: the newest of the file's major)."""
+    if engine is None:
+        engine = GODOT_4 if "config_version=5" in text else GODOT_3_5
+    return read_input_map(parse_config(text), engine)
 
 
 def test_a_godot_3_2_map_names_keys_by_scancode_and_says_what_it_cannot_send() -> None:
@@ -194,6 +198,19 @@ def test_a_godot_3_6_map_names_a_key_by_its_physical_scancode_when_it_has_no_sca
     assert input_map(GODOT36) == {
         "dash": [{"type": "key", "key": "Shift"}, {"type": "key", "key": "Control"}],
     }
+    # Godot 3.2 knows no physical_scancode: that key matches nothing there.
+    assert input_map(GODOT36, GODOT_3_2) == {
+        "dash": [{"type": "unknown", "class": "InputEventKey"}, {"type": "key", "key": "Control"}],
+    }
+
+
+def test_keys_in_the_other_majors_codes_match_nothing_on_the_engine_that_runs() -> None:
+    unknown = {"type": "unknown", "class": "InputEventKey"}
+    assert input_map(GODOT36, GODOT_4) == {"dash": [unknown, unknown]}
+    on_three = input_map(GODOT46, GODOT_3_2)
+    assert on_three["jump"] == [unknown, {"type": "joypad_button", "button": 0}]
+    assert on_three["menu"][:4] == [unknown] * 4
+    assert input_map(GODOT46, GODOT_4_0) == input_map(GODOT46)
 
 
 def test_a_godot_4_map_names_keys_as_godot_4_does_by_the_code_the_engine_matches() -> None:
@@ -270,10 +287,11 @@ def events(*objects: str) -> str:
         ('Object(InputEventMouseMotion,"button_mask":1)', "InputEventMouseMotion"),
     ],
 )
+@pytest.mark.parametrize("profile", [GODOT_3_5, GODOT_4], ids=["godot3", "godot4"])
 def test_an_event_runtime_input_send_cannot_make_is_listed_as_unknown_by_its_class(
-    event: str, listed: str
+    event: str, listed: str, profile: EngineProfile
 ) -> None:
-    assert input_map(events(event)) == {"a": [{"type": "unknown", "class": listed}]}
+    assert input_map(events(event), profile) == {"a": [{"type": "unknown", "class": listed}]}
 
 
 def test_what_the_engine_would_not_load_as_an_event_is_no_event() -> None:
@@ -338,20 +356,21 @@ def test_an_action_lists_at_most_max_events_and_says_how_many_more_it_has() -> N
 
 def test_no_input_section_or_a_section_that_is_no_table_is_an_empty_map() -> None:
     assert input_map('[application]\n\nconfig/name="x"\n') == {}
-    assert read_input_map({"input": cast(Any, [1, 2])}) == {}
-    assert read_input_map({}) == {}
+    assert read_input_map({"input": cast(Any, [1, 2])}, GODOT_4) == {}
+    assert read_input_map({}, GODOT_4) == {}
 
 
 # --- through project.info: hostile files and the answer's bound --------------------------------
 
 
-def info(project: Path, limit: int = 512 * 1024) -> dict[str, Any]:
-    """What ``project.info`` answers for ``project`` within ``limit`` bytes as sent."""
+def info(project: Path, limit: int = 512 * 1024, version: str = "3.2.3.stable") -> dict[str, Any]:
+    """What ``project.info`` answers for ``project`` within ``limit`` bytes as sent, on a server
+    running Godot ``version``."""
 
     async def blocking(fn, *args):  # the runtime's worker thread, here the caller's
         return fn(*args)
 
-    engine = SimpleNamespace(version="3.2.3.stable", headless_version=None)
+    engine = SimpleNamespace(version=version, headless_version=None)
     runtime = cast(Runtime, SimpleNamespace(godot=engine, disk=blocking, project=project))
     deps = SimpleNamespace(core=CoreService(runtime))
     budget = Budget(limit)
@@ -578,8 +597,8 @@ def test_the_map_each_engine_writes_reads_back_exactly(tmp_path: Path, engine: E
     expected = WRITTEN + (
         [{"type": "key", "key": "Q", "ctrl": True}, {"type": "key", "key": "A"}] if four else []
     )
-    assert input_map(text)["jump"] == expected, text
-    assert info(project)["input_map"]["jump"] == expected
+    assert input_map(text, engine.profile)["jump"] == expected, text
+    assert info(project, version=engine.version)["input_map"]["jump"] == expected
 
 
 @pytest.mark.godot

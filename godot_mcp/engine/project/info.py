@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.engine.project import uids
 from godot_mcp.engine.project.facts import newer_engine, read_facts
 from godot_mcp.engine.project.inputmap import read_input_map
@@ -51,7 +52,7 @@ def read_info(project: Path, engine_version: str | None) -> ProjectInfo:
         facts.dotnet,
         facts.features,
         [newer] if newer else [],
-        read_input_map(project_config(project)),
+        read_input_map(project_config(project), profile_of(engine_version)),
     )
 
 

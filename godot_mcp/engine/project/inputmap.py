@@ -10,9 +10,11 @@ An item of ``"events"`` that is not an ``Object(InputEvent…)`` is no event (th
 it too) and is left out. An input event becomes:
 
 * ``{"type": "key", "key": NAME}``, with ``"shift"``/``"ctrl"``/``"alt"``/``"meta": true``
-  for the modifiers the action asks for. The code is the one the engine matches by: Godot 4's
-  ``keycode``, else ``physical_keycode``, else ``key_label``; Godot 3's ``scancode``, else
-  ``physical_scancode``; its name from that numbering's table (``keys.py``). Godot 4's
+  for the modifiers the action asks for. The code is the first set of those the running
+  engine matches a key by (``EngineProfile.key_codes``): Godot 4's ``keycode``, else
+  ``physical_keycode``, else ``key_label``; Godot 3's ``scancode``, else ``physical_scancode``
+  (3.3+). Its name is from that numbering's table (``keys.py``). A key written in the other
+  major's properties (a Godot 3 project on Godot 4) matches nothing there: unknown. Godot 4's
   ``command_or_control_autoremap`` is Ctrl (the games run on Linux);
 * ``{"type": "mouse_button", "button": "left"}`` (``right``, ``middle``, ``wheel_up``,
   ``wheel_down``), with ``"double_click": true`` when it asks for one;
@@ -36,6 +38,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from godot_mcp.engine.profile import EngineProfile
 from godot_mcp.engine.project.keys import KEYCODES, SCANCODES
 from godot_mcp.engine.project.presets import GodotObject
 
@@ -48,14 +51,16 @@ ALL_DEVICES = -1  # an event of the map bound to no device in particular
 _MAX_CLASS = 64
 # The mouse buttons runtime.input.send presses, by the engines' button_index (1 to 5).
 _MOUSE_BUTTONS = dict(enumerate(("left", "right", "middle", "wheel_up", "wheel_down"), start=1))
-# The code properties an engine matches a key by, in its order, with that engine's names.
-_KEY_CODES: tuple[tuple[str, dict[int, str]], ...] = (
-    ("keycode", KEYCODES),
-    ("physical_keycode", KEYCODES),
-    ("key_label", KEYCODES),
-    ("scancode", SCANCODES),
-    ("physical_scancode", SCANCODES),
-)
+# The properties a key event may carry its code in, each with its numbering's names; an
+# engine matches by its own (EngineProfile.key_codes), in its order.
+_KEY_NAMES = {
+    "keycode": KEYCODES,
+    "physical_keycode": KEYCODES,
+    "key_label": KEYCODES,
+    "scancode": SCANCODES,
+    "physical_scancode": SCANCODES,
+}
+_Codes = tuple[tuple[str, dict[int, str]], ...]
 # Each modifier a key event may ask for: the property names of Godot 4, then Godot 3.
 _MODIFIERS = (
     ("shift", ("shift_pressed", "shift")),
@@ -65,16 +70,19 @@ _MODIFIERS = (
 )
 
 
-def read_input_map(config: Mapping[str, Mapping[str, object]]) -> dict[str, list[dict[str, Any]]]:
+def read_input_map(
+    config: Mapping[str, Mapping[str, object]], engine: EngineProfile
+) -> dict[str, list[dict[str, Any]]]:
     """Each action of the parsed ``project.godot`` (``parse_config``'s sections) with its
-    events, in the file's order."""
+    events as ``engine`` matches them, in the file's order."""
     section = config.get("input")
     if not isinstance(section, Mapping):
         return {}
-    return {str(name): _events(value) for name, value in section.items()}
+    codes = tuple((prop, _KEY_NAMES[prop]) for prop in engine.key_codes if prop in _KEY_NAMES)
+    return {str(name): _events(value, codes) for name, value in section.items()}
 
 
-def _events(action: object) -> list[dict[str, Any]]:
+def _events(action: object, codes: _Codes) -> list[dict[str, Any]]:
     listed = action.get("events") if isinstance(action, Mapping) else None
     if not isinstance(listed, list):
         return []
@@ -85,18 +93,19 @@ def _events(action: object) -> list[dict[str, Any]]:
         and e.class_name.startswith("InputEvent")
         and len(e.class_name) <= _MAX_CLASS
     ]
-    out = [event_json(e) for e in events[:MAX_EVENTS]]
+    out = [event_json(e, codes) for e in events[:MAX_EVENTS]]
     if len(events) > MAX_EVENTS:
         out.append({"type": "truncated", "remaining": len(events) - MAX_EVENTS})
     return out
 
 
-def event_json(event: GodotObject) -> dict[str, Any]:
-    """One input event of the map as ``runtime.input.send`` takes it, or as unknown."""
+def event_json(event: GodotObject, codes: _Codes) -> dict[str, Any]:
+    """One input event of the map as ``runtime.input.send`` takes it, or as unknown; a key
+    by the first of ``codes`` (properties and their names) it has."""
     props = event.properties
     found: dict[str, Any] | None = None
     if event.class_name == "InputEventKey":
-        found = _key(props)
+        found = _key(props, codes)
     elif event.class_name == "InputEventMouseButton":
         found = _mouse_button(props)
     elif event.class_name == "InputEventJoypadButton":
@@ -117,10 +126,10 @@ def _first_device(props: Mapping[str, object]) -> bool:
     return _int(props.get("device", 0)) in (0, ALL_DEVICES)
 
 
-def _key(props: Mapping[str, object]) -> dict[str, Any] | None:
+def _key(props: Mapping[str, object], codes: _Codes) -> dict[str, Any] | None:
     if not _first_device(props):
         return None
-    for prop, names in _KEY_CODES:
+    for prop, names in codes:
         code = _int(props.get(prop))
         if code:  # 0 (none) or absent: the engine matches by the next
             name = names.get(code)
