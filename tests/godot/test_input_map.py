@@ -25,6 +25,7 @@ from godot_mcp.features.game.tools import check_events
 from godot_mcp.features.services import Call
 from godot_mcp.mcp.budget import Budget
 from godot_mcp.runtime.context import Runtime
+from tests.runtime.test_fake_engine import call, fake_server, ok
 from tests.support.engines import Engine
 
 # What Godot 3.2.3's editor writes (ProjectSettings.save(), checked with the live test below):
@@ -611,3 +612,32 @@ def test_each_engines_own_key_names_are_the_table_of_its_numbering(
     (line,) = [x for x in out.splitlines() if x.startswith("KEYS ")]
     named = {int(code): name for code, name in json.loads(line[len("KEYS ") :]).items()}
     assert named == (KEYCODES if four else SCANCODES)
+
+
+# --- through the server, on a stand-in engine ----------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("major", "text"), [(3, GODOT32), (4, GODOT46)], ids=["fake3", "fake4"])
+async def test_the_server_answers_the_map_and_sends_the_joypad_events_it_lists(
+    tmp_path: Path, major: int, text: str
+) -> None:
+    with anyio.fail_after(60):
+        async with fake_server(tmp_path, major=major) as c:
+            (tmp_path / "project" / "project.godot").write_text(text)  # read afresh each call
+            listed = (await ok(c, "project.info"))["input_map"]
+            assert listed == input_map(text)
+            pads = [e for events in listed.values() for e in events if "joypad" in e["type"]]
+            assert len(pads) >= 2
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            sent = await ok(c, "runtime.input.send", {"session_id": sid, "events": pads})
+            assert sent["applied"] == len(pads)
+            bad = {"type": "joypad_button", "button": 128}
+            refused = await call(c, "runtime.input.send", {"session_id": sid, "events": [bad]})
+            assert refused["outcome"] == "invalid_argument", refused
+            await ok(c, "runtime.session.stop", {"session_id": sid})
