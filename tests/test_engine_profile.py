@@ -175,7 +175,12 @@ def _differences(a: EngineProfile, b: EngineProfile) -> set[str]:
 
 def test_the_lines_of_one_major_differ_only_where_their_engines_do() -> None:
     for line in (GODOT_3_2, GODOT_3_3, GODOT_3_5):
-        assert _differences(line, GODOT_3) <= {"name", "imports", "unnamed_user_dir_in_project"}
+        assert _differences(line, GODOT_3) <= {
+            "name",
+            "imports",
+            "unnamed_user_dir_in_project",
+            "key_codes",
+        }
     assert _differences(GODOT_4_0, GODOT_4) == {"name", "windowed_flags"}
     assert GODOT_4_0.windowed_flags == ("--rendering-driver", "opengl3")
     assert [line.unnamed_user_dir_in_project for line in LINES] == [
@@ -187,6 +192,17 @@ def test_the_lines_of_one_major_differ_only_where_their_engines_do() -> None:
         False,
     ]
     assert len({line.name for line in LINES}) == len(LINES)
+
+
+def test_a_key_of_the_input_map_matches_by_its_engines_own_codes() -> None:
+    assert [line.key_codes for line in LINES] == [
+        ("scancode", "physical_scancode"),
+        ("scancode",),  # physical_scancode is 3.3's
+        ("scancode", "physical_scancode"),
+        ("scancode", "physical_scancode"),
+        ("keycode", "physical_keycode", "key_label"),
+        ("keycode", "physical_keycode", "key_label"),
+    ]
 
 
 def test_godot_3_imports_svgz_before_3_3_and_mp3_from_it() -> None:

@@ -79,6 +79,9 @@ class EngineProfile:
     preset_keys: tuple[tuple[str, str], ...]  # the [preset.N] keys it writes, in its order
     console_wrapper: bool  # a desktop debug export adds a launcher unless told not to
 
+    # Input.
+    key_codes: tuple[str, ...] = ()  # what a key of the input map matches by, first set first
+
     def script(self, stem: str) -> str:
         """The server's own script of ``stem`` for this engine's GDScript (``bridge3.gd``)."""
         return f"{stem}{self.major}.gd"
@@ -167,9 +170,14 @@ GODOT_3 = EngineProfile(
         ("script_encryption_key", '""'),
     ),
     console_wrapper=False,
+    key_codes=("scancode", "physical_scancode"),
 )
 GODOT_3_2 = replace(
-    GODOT_3, name="Godot 3.2", imports=_COMMON | {"svgz"}, unnamed_user_dir_in_project=True
+    GODOT_3,
+    name="Godot 3.2",
+    imports=_COMMON | {"svgz"},
+    unnamed_user_dir_in_project=True,
+    key_codes=("scancode",),  # physical_scancode is 3.3's
 )
 GODOT_3_3 = replace(
     GODOT_3, name="Godot 3.3", imports=_COMMON | {"mp3"}, unnamed_user_dir_in_project=True
@@ -227,6 +235,7 @@ GODOT_4 = EngineProfile(
         ("encrypt_directory", "false"),
     ),
     console_wrapper=True,
+    key_codes=("keycode", "physical_keycode", "key_label"),  # key_label from 4.2
 )
 # Vulkan fails under Xvfb; 4.4 falls back to OpenGL by itself.
 GODOT_4_0 = replace(GODOT_4, name="Godot 4.0", windowed_flags=("--rendering-driver", "opengl3"))

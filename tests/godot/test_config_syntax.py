@@ -34,6 +34,7 @@ from godot_mcp.engine.project.presets import (
 from godot_mcp.features.core.service import CoreService
 from godot_mcp.features.core.tools import project_info
 from godot_mcp.features.services import Call
+from godot_mcp.mcp.budget import Budget
 from godot_mcp.runtime.context import Runtime
 from tests.support.engines import Engine
 
@@ -375,7 +376,7 @@ def info(project: Path) -> dict[str, Any]:
     engine = SimpleNamespace(version="4.6.3.stable", headless_version=None)
     runtime = cast(Runtime, SimpleNamespace(godot=engine, disk=blocking, project=project))
     deps = SimpleNamespace(core=CoreService(runtime))
-    call = cast(Call, SimpleNamespace(deps=deps, generation=3))
+    call = cast(Call, SimpleNamespace(deps=deps, generation=3, budget=Budget(512 * 1024)))
     result = anyio.run(project_info, call)
     assert result.structured_content is not None
     return result.structured_content
@@ -396,6 +397,13 @@ def test_project_info_names_the_project_and_its_main_scene(tmp_path: Path) -> No
         "export_presets": [],
         "dotnet": False,
         "engine_features": [],
+        "input_map": {  # for the Godot 4 this server runs: it reads no Godot 3 key code
+            "ui_jump": [{"type": "unknown", "class": "InputEventKey"}],
+            "fire": [
+                {"type": "mouse_button", "button": "left"},
+                {"type": "joypad_button", "button": 2},
+            ],
+        },
     }
     # Godot 4's main scene by uid: no scene names it yet, so it is answered as written...
     assert info(four) == {
@@ -406,6 +414,10 @@ def test_project_info_names_the_project_and_its_main_scene(tmp_path: Path) -> No
         "export_presets": ["Linux", "Web"],
         "dotnet": False,
         "engine_features": ["4.6", "Forward Plus"],
+        "input_map": {
+            "jump": [{"type": "key", "key": "Space"}, {"type": "joypad_button", "button": 0}],
+            "shoot": [{"type": "mouse_button", "button": "left"}],
+        },
     }
     # ...and as the path of the text scene whose header names it, once one does. Scenes
     # reached through links, in hidden folders or under a .gdignore do not count.

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.engine.project import uids
 from godot_mcp.engine.project.facts import newer_engine, read_facts
+from godot_mcp.engine.project.inputmap import read_input_map
 from godot_mcp.engine.project.presets import (
     PresetsError,
     project_config,
@@ -18,7 +21,8 @@ from godot_mcp.engine.project.presets import (
 @dataclass(frozen=True)
 class ProjectInfo:
     """The project's name, main scene (``res://``), export presets, whether it uses C#, the
-    features it declares, and warnings (saved by a newer engine than ``engine_version``)."""
+    features it declares, warnings (saved by a newer engine than ``engine_version``), and its
+    input map (``inputmap.py``)."""
 
     name: str
     main_scene: str | None
@@ -26,6 +30,7 @@ class ProjectInfo:
     dotnet: bool
     features: list[str]
     warnings: list[str]
+    input_map: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def read_info(project: Path, engine_version: str | None) -> ProjectInfo:
@@ -47,6 +52,7 @@ def read_info(project: Path, engine_version: str | None) -> ProjectInfo:
         facts.dotnet,
         facts.features,
         [newer] if newer else [],
+        read_input_map(project_config(project), profile_of(engine_version)),
     )
 
 

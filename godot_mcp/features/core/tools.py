@@ -35,15 +35,24 @@ async def server_profile(call: Call) -> types.CallToolResult:
 async def project_info(call: Call) -> types.CallToolResult:
     info = await call.deps.core.info()
     fields: dict[str, Any] = {"warnings": info.warnings} if info.warnings else {}
-    return ok(
-        name=info.name,
-        generation=call.generation,
-        main_scene=info.main_scene,
-        export_presets=info.presets,
-        dotnet=info.dotnet,
-        engine_features=info.features,
-        **fields,
-    )
+    actions = list(info.input_map.items())
+
+    def build(kept: Sequence[tuple[str, list[dict[str, Any]]]]) -> types.CallToolResult:
+        cut: dict[str, Any] = {"input_map_truncated": True} if len(kept) < len(actions) else {}
+        return ok(
+            name=info.name,
+            generation=call.generation,
+            main_scene=info.main_scene,
+            export_presets=info.presets,
+            dotnet=info.dotnet,
+            engine_features=info.features,
+            input_map=dict(kept),
+            **fields,
+            **cut,
+        )
+
+    result, _ = call.budget.fit_list(actions, build)
+    return result
 
 
 async def project_reload(call: Call) -> types.CallToolResult:
@@ -92,6 +101,7 @@ async def artifacts_read(call: Call) -> types.CallToolResult:
 
 _NULLABLE_STRING = {"anyOf": [STRING, NULL]}
 _AVAILABILITY = {"type": "object", "additionalProperties": STRING}
+_EVENTS = {"type": "array", "items": {"type": "object", "properties": {"type": STRING}}}
 
 TOOLS = [
     Tool(
@@ -160,8 +170,8 @@ TOOLS = [
         "uid:// form resolved from the scenes' headers), export preset names, dotnet (whether "
         "the project uses C#, which needs a .NET build of Godot) and engine_features (the "
         "config/features it declares; [] on Godot 3). warnings, when present, says the project "
-        "was saved by a newer Godot than this server runs. Reads project.godot and "
-        "export_presets.cfg.",
+        "was saved by a newer Godot than this server runs. input_map: each action's events, "
+        "as {runtime.input.send} takes them. Reads project.godot and export_presets.cfg.",
         project_info,
         answer={
             "name": STRING,
@@ -171,6 +181,8 @@ TOOLS = [
             "dotnet": BOOLEAN,
             "engine_features": {"type": "array", "items": STRING},
             "warnings": {"type": "array", "items": STRING},
+            "input_map": {"type": "object", "additionalProperties": _EVENTS},
+            "input_map_truncated": BOOLEAN,
         },
         required=(
             "name",
@@ -179,6 +191,7 @@ TOOLS = [
             "export_presets",
             "dotnet",
             "engine_features",
+            "input_map",
         ),
         read_only=True,
         idempotent=True,

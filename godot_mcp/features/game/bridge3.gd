@@ -421,7 +421,7 @@ func _advance_inputs() -> void:
 			if not ev.get("_release", false):
 				job["applied"] += 1
 			continue
-		var tap := not ev.has("pressed") and kind in ["action", "key", "mouse_button"]
+		var tap := not ev.has("pressed") and kind in ["action", "key", "mouse_button", "joypad_button"]
 		for e in _events_of(ev, job):
 			Input.parse_input_event(e)
 			# Godot 3.5+ only buffers what it is given (accumulated input) until the platform
@@ -456,12 +456,15 @@ func _events_of(ev: Dictionary, job: Dictionary) -> Array:
 	if kind == "key":
 		var k := InputEventKey.new()
 		k.scancode = OS.find_scancode_from_string(str(ev.get("key", "")))
+		k.set("physical_scancode", k.scancode)  # 3.3+: a map may name a key by where it is
 		k.pressed = pressed
 		k.shift = bool(ev.get("shift", false))
 		k.control = bool(ev.get("ctrl", false))
 		k.alt = bool(ev.get("alt", false))
 		k.meta = bool(ev.get("meta", false))
 		return [k]
+	if kind == "joypad_button" or kind == "joypad_motion":
+		return [_joypad_event(ev, pressed)]
 	var at := Vector2(float(ev.get("x", 0)), float(ev.get("y", 0)))
 	if kind == "mouse_button":
 		var b := InputEventMouseButton.new()
@@ -490,6 +493,20 @@ func _events_of(ev: Dictionary, job: Dictionary) -> Array:
 				out.append(c)
 		return out
 	return []
+
+
+# A button or an axis of the first joypad (device 0).
+func _joypad_event(ev: Dictionary, pressed: bool) -> InputEvent:
+	if str(ev.get("type", "")) == "joypad_button":
+		var b := InputEventJoypadButton.new()
+		b.button_index = int(ev.get("button", 0))
+		b.pressed = pressed
+		b.pressure = 1.0 if pressed else 0.0
+		return b
+	var m := InputEventJoypadMotion.new()
+	m.axis = int(ev.get("axis", 0))
+	m.axis_value = float(ev.get("value", 0.0))
+	return m
 
 
 # -- node values: get, set, call, as JSON values (docs/godot.md) -------------

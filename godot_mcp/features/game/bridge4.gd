@@ -31,6 +31,7 @@ const _BUTTONS: Dictionary = {
 	"wheel_down": MOUSE_BUTTON_WHEEL_DOWN,
 }
 const _EVENT_KINDS: Array = ["action", "key", "mouse_button", "mouse_motion", "text", "wait"]
+const _JOYPAD_KINDS: Array = ["joypad_button", "joypad_motion"]
 # Type names as Godot 4 spells them (not every 4.x has a global function for this).
 const _TYPE_NAMES: Dictionary = {
 	TYPE_NIL: "null", TYPE_BOOL: "bool", TYPE_INT: "int", TYPE_FLOAT: "float",
@@ -468,7 +469,7 @@ func _cmd_input(id: Variant, cmd: Dictionary) -> void:
 	while i < events.size():
 		var ev: Dictionary = _as_dict(events[i])
 		var kind: String = str(ev.get("type", ""))
-		if not _EVENT_KINDS.has(kind):
+		if not _EVENT_KINDS.has(kind) and not _JOYPAD_KINDS.has(kind):
 			_fail(id, "invalid_argument", "unknown input event type %s" % kind)
 			return
 		if kind == "action" and not InputMap.has_action(str(ev.get("action", ""))):
@@ -527,7 +528,8 @@ func _advance_inputs() -> void:
 				job.applied += 1
 			continue
 		var tap: bool = (not ev.has("pressed")
-			and (kind == "action" or kind == "key" or kind == "mouse_button"))
+			and (kind == "action" or kind == "key" or kind == "mouse_button"
+				or kind == "joypad_button"))
 		var produced: Array = _events_of(ev, job)
 		var k: int = 0
 		while k < produced.size():
@@ -576,6 +578,8 @@ func _events_of(ev: Dictionary, job: InputJob) -> Array:
 		k.alt_pressed = _as_bool(ev.get("alt", false), false)
 		k.meta_pressed = _as_bool(ev.get("meta", false), false)
 		return [k]
+	if _JOYPAD_KINDS.has(kind):
+		return [_joypad_event(ev, pressed)]
 	var at: Vector2 = Vector2(_as_float(ev.get("x", 0), 0.0), _as_float(ev.get("y", 0), 0.0))
 	if kind == "mouse_button":
 		var b: InputEventMouseButton = InputEventMouseButton.new()
@@ -611,6 +615,19 @@ func _events_of(ev: Dictionary, job: InputJob) -> Array:
 			i += 1
 		return out
 	return []
+
+
+# A button or an axis of the first joypad (device 0).
+func _joypad_event(ev: Dictionary, pressed: bool) -> InputEvent:
+	if str(ev.get("type", "")) == "joypad_button":
+		var b: InputEventJoypadButton = InputEventJoypadButton.new()
+		b.set("button_index", _as_int(ev.get("button", 0), 0))
+		b.pressed = pressed
+		return b
+	var m: InputEventJoypadMotion = InputEventJoypadMotion.new()
+	m.set("axis", _as_int(ev.get("axis", 0), 0))
+	m.axis_value = _as_float(ev.get("value", 0.0), 0.0)
+	return m
 
 
 # -- node values: get, set, call, as JSON values (docs/godot.md) -------------

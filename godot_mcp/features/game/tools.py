@@ -418,6 +418,14 @@ _EVENT_FIELDS: dict[str, dict[str, Any]] = {
         "pressed": BOOLEAN,
         "double_click": BOOLEAN,
     },
+    "joypad_button": {
+        "button": {"type": "integer", "minimum": 0, "maximum": 127},
+        "pressed": BOOLEAN,
+    },
+    "joypad_motion": {
+        "axis": {"type": "integer", "minimum": 0, "maximum": 9},
+        "value": {"type": "number", "minimum": -1, "maximum": 1},
+    },
     "mouse_motion": {"x": NUMBER, "y": NUMBER},
     "text": {"text": {"type": "string", "minLength": 1, "maxLength": 1000}},
     "wait": {"frames": {"type": "integer", "minimum": 1, "maximum": 600}},
@@ -426,6 +434,8 @@ _EVENT_REQUIRED = {
     "action": ["action"],
     "key": ["key"],
     "mouse_button": ["button", "x", "y"],
+    "joypad_button": ["button"],
+    "joypad_motion": ["axis", "value"],
     "mouse_motion": ["x", "y"],
     "text": ["text"],
     "wait": ["frames"],
@@ -514,6 +524,7 @@ TOOLS += [
         "Send input to a game",
         "Send input events through the engine's input pipeline (as if a player made them; "
         "never the host's pointer), in order, with waits between them; works while paused. "
+        "A joypad_motion holds its axis at value. "
         "Without pressed, an action, key or button is pressed and released on the next frame. "
         "Takes a frame per event and per frame waited.",
         input_send,
@@ -522,7 +533,7 @@ TOOLS += [
             Arg(
                 "events",
                 "array",
-                "action, key, mouse_button, mouse_motion, text or wait events",
+                "action, key, mouse_button, mouse_motion, joypad_*, text or wait events",
                 required=True,
                 min_items=1,
                 max_items=100,
