@@ -5,6 +5,8 @@ nodes, the default answer's size as sent, and a game that forges its listing."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -187,6 +189,13 @@ def tree_project(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Pa
     (project / "forger.tscn").write_text(
         engine.scene("forger.gd", "Node").replace("Root", "Forger")
     )
+    if engine.major == 4:  # a class_name script needs the global class cache of .godot/
+        xdg = {
+            k: str(base / k.lower()) for k in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+        }
+        argv = [*engine.headless_argv(), "--path", str(project), "--import"]
+        subprocess.run(argv, env={**os.environ, **xdg}, timeout=180, capture_output=True)
+        assert (project / ".godot" / "global_script_class_cache.cfg").is_file()
     return project
 
 
