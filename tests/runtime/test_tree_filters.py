@@ -62,6 +62,7 @@ def test_a_forged_listing_is_refused(
         ({"name": ""}, "name must not be empty"),
         ({"name": "x" * 201}, "name is longer than 200 characters"),
         ({"name": "a\x01"}, "name must not hold control characters"),
+        ({"name": "*a*b*c*d*"}, "name may hold at most 4 '*'"),
         ({"class": "Node 2D"}, "class must be a class name (letters, digits and _)"),
         ({"class": "2D"}, "class must be a class name (letters, digits and _)"),
         ({"group": "\n"}, "group must not hold control characters"),
@@ -97,6 +98,8 @@ async def test_the_filters_reach_the_game(tmp_path: Path, fake_major: int) -> No
             }
             named = await ok(c, "runtime.scene.tree", {"session_id": sid, "name": "Pl?y*"})
             assert (named["nodes"], named["total"]) == ([player], 1)
+            stars = {"session_id": sid, "name": "**P***a*y*****"}  # runs of stars are one
+            assert (await ok(c, "runtime.scene.tree", stars))["nodes"] == [player]
             scripted = await ok(
                 c, "runtime.scene.tree", {"session_id": sid, "script": "res://main.gd"}
             )

@@ -30,6 +30,9 @@ __all__ = [
 COLLAPSE_RUN = 4  # the fewest siblings one collapsed entry stands for
 MAX_FILTER_CHARS = 200  # a name glob, class or group (a script path: 1,024)
 MAX_SCRIPT_CHARS = 1024
+# The engines' String.match tries every split of the name for every '*': a glob of many stars
+# would keep a game busy for minutes on one long name.
+MAX_STARS = 4
 _CLASS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_IN_NAMES = '/:."'  # no node's name holds these, on either engine
 
@@ -43,13 +46,17 @@ def _printable(value: str, what: str) -> None:
 
 def check_name(glob: str) -> str:
     """A glob on one node's name: ``*`` any run of characters, ``?`` one, the rest as is
-    (case counts), as the engines' ``String.match`` reads it."""
+    (case counts), as the engines' ``String.match`` reads it; at most ``MAX_STARS`` stars
+    once runs of them are one."""
     _printable(glob, "name")
     if bad := [c for c in _NOT_IN_NAMES if c in glob]:
         raise InvalidArgument(
             f"name is a glob on a node's name, which never holds {bad[0]!r} "
             "(use root for a place in the tree)"
         )
+    glob = re.sub(r"\*{2,}", "*", glob)  # the same glob; the engines' matcher recurses per star
+    if glob.count("*") > MAX_STARS:
+        raise InvalidArgument(f"name may hold at most {MAX_STARS} '*'")
     return glob
 
 
