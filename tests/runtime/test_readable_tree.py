@@ -290,9 +290,15 @@ async def test_the_default_listing_collapses_runs_and_still_counts_every_node(
             assert listing(want) == 169
             assert sent <= DEFAULT_LIMIT, sent
 
-            # Uncollapsed: every node, as §5 listed them.
-            _, whole = await tree(session, sid, collapse=False)
-            assert len(whole["nodes"]) == whole["total"] == 169
+            # Uncollapsed: every node, as §5 listed them (over 16 KB: max_nodes named).
+            sent, whole = await tree(session, sid, collapse=False, max_nodes=300)
+            assert len(whole["nodes"]) == whole["total"] == 169 and sent > DEFAULT_LIMIT
+            assert whole["truncated"] is False
+            # Without max_nodes, the same listing is cut to 16 KB as sent, and says so.
+            sent, cut = await tree(session, sid, collapse=False)
+            assert sent <= DEFAULT_LIMIT and cut["truncated"] is True and cut["total"] == 169
+            assert cut["nodes"] == whole["nodes"][: len(cut["nodes"])]
+            assert len(cut["nodes"]) > 40
             assert all("count" not in n for n in whole["nodes"])
             assert [n["path"] for n in whole["nodes"][3:6]] == [
                 f"{M}/Grass/Blade1",
@@ -415,10 +421,18 @@ async def test_a_game_forging_its_listing_is_refused_and_stays_bounded(
                 "message": prefix + "total is 7 but the entries count 40 nodes",
             }
             # Entries of the right shape, 300 of 10 KB each: cut to fit, and said so.
-            huge = await forged("huge")
+            huge = await forged("huge", max_nodes=300)
             assert huge["outcome"] == "ok" and huge["truncated"] is True
             assert 1 <= len(huge["nodes"]) < 300 and huge["total"] == 300_000_000
             assert len(json.dumps(huge)) <= 512 * 1024
+            # The default listing's 16 KB hold not even one of them.
+            assert await forged("huge") == {
+                "outcome": "ok",
+                "nodes": [],
+                "total": 300_000_000,
+                "truncated": True,
+                "current_scene": "/root/Forger",
+            }
             # The game goes on, and its real tree is read as ever.
             real = await ok(c, "runtime.scene.tree", {"session_id": sid, "depth": 1})
             assert real["current_scene"] == "/root/Forger" and real["total"] == 2

@@ -18,6 +18,8 @@ from godot_mcp.errors import InvalidArgument
 
 __all__ = [
     "COLLAPSE_RUN",
+    "DEFAULT_MAX_NODES",
+    "DEFAULT_TREE_BYTES",
     "MAX_FILTER_CHARS",
     "MAX_SCRIPT_CHARS",
     "TreeFilters",
@@ -28,6 +30,8 @@ __all__ = [
 ]
 
 COLLAPSE_RUN = 4  # the fewest siblings one collapsed entry stands for
+DEFAULT_MAX_NODES = 300  # entries, when a caller names no max_nodes
+DEFAULT_TREE_BYTES = 16 * 1024  # that default listing's answer, at most, as sent
 MAX_FILTER_CHARS = 200  # a name glob, class or group (a script path: 1,024)
 MAX_SCRIPT_CHARS = 1024
 # The engines' String.match tries every split of the name for every '*': a glob of many stars

@@ -28,6 +28,8 @@ from godot_mcp.features.game import (
 )
 from godot_mcp.features.game.debugging import MAX_BREAKPOINTS
 from godot_mcp.features.game.scenetree import (
+    DEFAULT_MAX_NODES,
+    DEFAULT_TREE_BYTES,
     MAX_FILTER_CHARS,
     MAX_SCRIPT_CHARS,
     TreeFilters,
@@ -36,7 +38,7 @@ from godot_mcp.features.game.scenetree import (
     check_name,
     check_script,
 )
-from godot_mcp.mcp.budget import cost, fit_text, marker
+from godot_mcp.mcp.budget import Budget, cost, fit_text, marker
 from godot_mcp.mcp.describe import artifact_dict, resource_link
 from godot_mcp.mcp.disclosure import WRITES_DISABLED
 from godot_mcp.mcp.outcomes import ok
@@ -473,8 +475,13 @@ async def input_send(call: Call) -> types.CallToolResult:
 async def scene_tree(call: Call) -> types.CallToolResult:
     a = call.args
     filters = TreeFilters(a["name"], a["class"], a["group"], a["script"])
+    most, budget = a["max_nodes"], call.budget
+    if most is None:  # the default listing: 300 entries, at most 16 KB as sent
+        most = DEFAULT_MAX_NODES
+        room = min(budget.room, DEFAULT_TREE_BYTES)
+        budget = Budget(room, budget.request_id, budget.framing)
     tree = await call.deps.games.tree(
-        call.caller, a["session_id"], a["root"], a["depth"], a["max_nodes"], a["collapse"], filters
+        call.caller, a["session_id"], a["root"], a["depth"], most, a["collapse"], filters
     )
     found = tree.nodes
 
@@ -486,7 +493,7 @@ async def scene_tree(call: Call) -> types.CallToolResult:
             current_scene=tree.current_scene,
         )
 
-    result, _ = call.budget.fit_list(found, build)
+    result, _ = budget.fit_list(found, build)
     return result
 
 
@@ -575,7 +582,7 @@ TOOLS += [
                 schema_extra={"maxLength": 1024},
             ),
             Arg("depth", "integer", minimum=1, maximum=64, default=6),
-            Arg("max_nodes", "integer", minimum=1, maximum=5000, default=300),
+            Arg("max_nodes", "integer", "default 300 within 16 KB", minimum=1, maximum=5000),
             Arg("collapse", "boolean", default=True),
             Arg("name", "string", "glob", schema_extra=_FILTER, check=check_name),
             Arg("class", "string", "subclasses match", schema_extra=_FILTER, check=check_class),
