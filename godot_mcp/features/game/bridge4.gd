@@ -401,7 +401,10 @@ func _cmd_tree(id: Variant, cmd: Dictionary) -> void:
 		var node: Node = found[at]
 		var end: int = at + 1
 		if collapse and not below[at]:
-			while end < found.size() and not below[end] and _tree_alike(node, found[end]):
+			while end < found.size() and not below[end]:
+				var sibling: Node = found[end]
+				if not _tree_alike(node, sibling):
+					break
 				end += 1
 		if end - at < 4:
 			end = at + 1
