@@ -181,7 +181,7 @@ async def test_every_answer_fits_max_output_bytes_as_sent(
             tree = (
                 await answer(
                     "runtime_scene_tree",
-                    {"session_id": sid, "max_nodes": 5000, "depth": 4},
+                    {"session_id": sid, "max_nodes": 5000, "depth": 4, "collapse": False},
                 )
             )["structuredContent"]
             assert tree["total"] >= 400 and tree["nodes"]

@@ -166,7 +166,8 @@ async def test_control_characters_in_a_games_strings_keep_its_session(connect: C
         async with connect() as c:
             start = {"mode": "headless", "scene": "res://control.tscn"}
             sid = (await ok(c, "runtime.session.start", start))["session"]["id"]
-            tree = await ok(c, "runtime.scene.tree", {"session_id": sid, "depth": 2})
+            whole = {"session_id": sid, "depth": 2, "collapse": False}  # every node named
+            tree = await ok(c, "runtime.scene.tree", whole)
             names = [n["name"] for n in tree["nodes"]]
             assert "ab" in names and not any("\x01" in n for n in names), names
             perf = await ok(c, "runtime.perf.read", {"session_id": sid})

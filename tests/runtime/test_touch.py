@@ -260,7 +260,9 @@ async def test_the_scene_tree_is_listed_depth_first_bounded_and_never_cut_silent
     with anyio.fail_after(90):
         async with touch() as c:
             sid = (await ok(c, "runtime.session.start", {"mode": touch.mode}))["session"]["id"]
-            tree = await ok(c, "runtime.scene.tree", {"session_id": sid, "root": "/root/Lab"})
+            # §5's listing, every node an entry (§13 collapses runs of alike siblings).
+            whole = {"session_id": sid, "root": "/root/Lab", "collapse": False}
+            tree = await ok(c, "runtime.scene.tree", whole)
             paths = [n["path"] for n in tree["nodes"]]
             assert paths[:2] == ["/root/Lab", "/root/Lab/Field"]
             assert paths[-2:] == ["/root/Lab/Box", "/root/Lab/Box/Inner"]
@@ -272,10 +274,10 @@ async def test_the_scene_tree_is_listed_depth_first_bounded_and_never_cut_silent
                 1 for p in paths if p.rsplit("/", 1)[0] == "/root/Lab/Field"
             )
             assert tree["total"] == len(paths) and tree["truncated"] is False
+            # Collapsed (the default), the same nodes are counted: no run of 4 here.
+            assert await ok(c, "runtime.scene.tree", {**whole, "collapse": True}) == tree
             assert tree["current_scene"] == "/root/Lab"
-            small = await ok(
-                c, "runtime.scene.tree", {"session_id": sid, "root": "/root/Lab", "max_nodes": 2}
-            )
+            small = await ok(c, "runtime.scene.tree", {**whole, "max_nodes": 2})
             assert len(small["nodes"]) == 2 and small["truncated"] is True
             assert small["total"] == tree["total"]
             shallow = await ok(c, "runtime.scene.tree", {"session_id": sid, "depth": 1})

@@ -15,6 +15,7 @@ Run as ``python fake_godot.py ARGS`` (``script()`` writes a wrapper the server c
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import os
@@ -339,7 +340,7 @@ class Game:
         for path, node in self.nodes.items():
             inside = path == root or path.startswith(root.rstrip("/") + "/")
             level = path.count("/") - root.count("/")
-            if inside and level <= depth:
+            if inside and level <= depth and self._tree_filters_match(path, node, cmd):
                 children = sum(1 for p in self.nodes if p.rsplit("/", 1)[0] == path)
                 entry = {
                     "path": path,
@@ -356,6 +357,18 @@ class Game:
             "truncated": len(found) > most,
             "current_scene": "/root/Main",
         }
+
+    @staticmethod
+    def _tree_filters_match(path: str, node: dict[str, Any], cmd: dict[str, Any]) -> bool:
+        """The bridge's name glob and script filters (a class, exactly); no groups here."""
+        name = path.rsplit("/", 1)[-1]
+        if "name" in cmd and not fnmatch.fnmatchcase(name, cmd["name"]):
+            return False
+        if "class" in cmd and node["class"] != cmd["class"]:
+            return False
+        if "script" in cmd and node.get("script") != cmd["script"]:
+            return False
+        return "group" not in cmd
 
     def cmd_time(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
         action = cmd.get("action")

@@ -233,6 +233,9 @@ func _fail(id, error: String, message: String) -> void:
 	_send({"id": id, "ok": false, "error": error, "message": message})
 
 
+# The tree from a root: depth-first, within depth, the nodes the filters match (all without
+# one). With collapse, a run of 4 or more listed siblings of one class and script, none with
+# listed nodes below it, is one entry {path, class, script?, count, last}. total counts nodes.
 func _cmd_tree(id, cmd: Dictionary) -> void:
 	var start: Node = root.get_node_or_null(NodePath(str(cmd.get("root", "/root"))))
 	if start == null:
@@ -240,33 +243,109 @@ func _cmd_tree(id, cmd: Dictionary) -> void:
 		return
 	var depth := int(cmd.get("depth", 6))
 	var max_nodes := int(cmd.get("max_nodes", 300))
-	var nodes := []
-	var total := 0
-	var stack := [[start, 0]]
+	var collapse: bool = typeof(cmd.get("collapse")) == TYPE_BOOL and cmd.get("collapse")
+	var filters := {}
+	for key in ["name", "class", "group", "script"]:
+		if typeof(cmd.get(key)) == TYPE_STRING and cmd.get(key) != "":
+			filters[key] = cmd.get(key)
+	var classes := _tree_script_classes() if filters.has("class") else {}
+	# Every matching node in order, and whether a listed node lies below it.
+	var found := []
+	var below := []
+	var stack := [[start, 0, -1]]
 	while not stack.empty():
 		var item: Array = stack.pop_back()
 		var node: Node = item[0]
 		var level: int = item[1]
-		total += 1
-		if nodes.size() < max_nodes:
-			var entry := {
-				"path": str(node.get_path()),
-				"name": str(node.name),
-				"class": node.get_class(),
-				"children": node.get_child_count(),
-			}
-			var script = node.get_script()
-			if script != null and script.resource_path != "":
-				entry["script"] = script.resource_path
-			nodes.append(entry)
+		var above: int = item[2]
+		if filters.empty() or _tree_matches(node, filters, classes):
+			if above >= 0:
+				below[above] = true
+			above = found.size()
+			found.append(node)
+			below.append(false)
 		if level < depth:
 			for i in range(node.get_child_count() - 1, -1, -1):
-				stack.append([node.get_child(i), level + 1])
+				stack.append([node.get_child(i), level + 1, above])
+	if found.empty() and filters.has("class") and not _tree_class_known(filters["class"], classes):
+		_fail(id, "invalid_argument", "class %s is neither an engine class nor a class_name of the project" % filters["class"])
+		return
+	var nodes := []
+	var at := 0
+	while at < found.size() and nodes.size() < max_nodes:
+		var node: Node = found[at]
+		var end := at + 1
+		if collapse and not below[at]:
+			while end < found.size() and not below[end] and _tree_alike(node, found[end]):
+				end += 1
+		if end - at < 4:
+			end = at + 1
+		var entry := {"path": str(node.get_path()), "class": node.get_class()}
+		if end - at == 1:
+			entry["name"] = str(node.name)
+			entry["children"] = node.get_child_count()
+		else:
+			entry["count"] = end - at
+			entry["last"] = str(found[end - 1].get_path())
+		var script = node.get_script()
+		if script != null and script.resource_path != "":
+			entry["script"] = script.resource_path
+		nodes.append(entry)
+		at = end
 	var scene = null
 	if current_scene != null:
 		scene = str(current_scene.get_path())
-	_send({"id": id, "ok": true, "nodes": nodes, "total": total,
-		"truncated": total > nodes.size(), "current_scene": scene})
+	_send({"id": id, "ok": true, "nodes": nodes, "total": found.size(),
+		"truncated": at < found.size(), "current_scene": scene})
+
+
+func _tree_matches(node: Node, filters: Dictionary, classes: Dictionary) -> bool:
+	if filters.has("name") and not str(node.name).match(filters["name"]):
+		return false
+	if filters.has("group") and not node.is_in_group(filters["group"]):
+		return false
+	if filters.has("class") and not node.is_class(filters["class"]):
+		if not _tree_script_chain_has(node.get_script(), "class", filters["class"], classes):
+			return false
+	if filters.has("script"):
+		if not _tree_script_chain_has(node.get_script(), "script", filters["script"], classes):
+			return false
+	return true
+
+
+# Whether a script or one it extends has the path, or the class_name (Godot 3 knows a script's
+# class_name only from the project's global class list).
+func _tree_script_chain_has(scr, what: String, wanted: String, classes: Dictionary) -> bool:
+	var seen := 0
+	while scr != null and seen < 64:
+		var path: String = scr.resource_path
+		if what == "script" and path == wanted:
+			return true
+		if what == "class" and path != "" and classes.get(path, "") == wanted:
+			return true
+		scr = scr.get_base_script()
+		seen += 1
+	return false
+
+
+func _tree_script_classes() -> Dictionary:
+	var out := {}
+	if ProjectSettings.has_setting("_global_script_classes"):
+		var listed = ProjectSettings.get_setting("_global_script_classes")
+		if typeof(listed) == TYPE_ARRAY:
+			for entry in listed:
+				if typeof(entry) == TYPE_DICTIONARY:
+					out[str(entry.get("path", ""))] = str(entry.get("class", ""))
+	return out
+
+
+func _tree_class_known(wanted: String, classes: Dictionary) -> bool:
+	return ClassDB.class_exists(wanted) or wanted in classes.values()
+
+
+func _tree_alike(first: Node, other: Node) -> bool:
+	return other.get_parent() == first.get_parent() and other.get_class() == first.get_class() \
+		and other.get_script() == first.get_script()
 
 
 func _time_reply(id) -> void:

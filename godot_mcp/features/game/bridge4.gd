@@ -348,6 +348,9 @@ func _id_of(value: Variant) -> Variant:
 
 # -- scene tree -------------------------------------------------------------------------------
 
+# The tree from a root: depth-first, within depth, the nodes the filters match (all without
+# one). With collapse, a run of 4 or more listed siblings of one class and script, none with
+# listed nodes below it, is one entry {path, class, script?, count, last}. total counts nodes.
 func _cmd_tree(id: Variant, cmd: Dictionary) -> void:
 	var root_path: String = str(cmd.get("root", "/root"))
 	var start: Node = root.get_node_or_null(NodePath(root_path))
@@ -356,37 +359,131 @@ func _cmd_tree(id: Variant, cmd: Dictionary) -> void:
 		return
 	var depth: int = _as_int(cmd.get("depth", 6), 6)
 	var max_nodes: int = _as_int(cmd.get("max_nodes", 300), 300)
-	var nodes: Array = []
-	var total: int = 0
-	var stack: Array = [[start, 0]]
+	var collapse: bool = _as_bool(cmd.get("collapse", false), false)
+	var filters: Dictionary = {}
+	var keys: Array = ["name", "class", "group", "script"]
+	var k: int = 0
+	while k < keys.size():
+		var given: Variant = cmd.get(keys[k])
+		if typeof(given) == TYPE_STRING and str(given) != "":
+			filters[keys[k]] = str(given)
+		k += 1
+	var classes: Dictionary = _tree_script_classes() if filters.has("class") else {}
+	# Every matching node in order, and whether a listed node lies below it.
+	var found: Array = []
+	var below: Array = []
+	var stack: Array = [[start, 0, -1]]
 	while not stack.is_empty():
 		var item: Array = stack.pop_back()
 		var node: Node = item[0]
 		var level: int = item[1]
-		# Internal children (the ones built-in controls make for themselves) included.
-		var count: int = node.get_child_count(true)
-		total += 1
-		if nodes.size() < max_nodes:
-			var entry: Dictionary = {
-				"path": str(node.get_path()),
-				"name": str(node.name),
-				"class": node.get_class(),
-				"children": count,
-			}
-			var node_script: Script = node.get_script()
-			if node_script != null and node_script.resource_path != "":
-				entry["script"] = node_script.resource_path
-			nodes.append(entry)
+		var above: int = item[2]
+		if filters.is_empty() or _tree_matches(node, filters, classes):
+			if above >= 0:
+				below[above] = true
+			above = found.size()
+			found.append(node)
+			below.append(false)
 		if level < depth:
-			var i: int = count - 1
+			# Internal children (the ones built-in controls make for themselves) included.
+			var i: int = node.get_child_count(true) - 1
 			while i >= 0:
-				stack.append([node.get_child(i, true), level + 1])
+				stack.append([node.get_child(i, true), level + 1, above])
 				i -= 1
+	if found.is_empty() and filters.has("class"):
+		var wanted: String = str(filters["class"])
+		if not _tree_class_known(wanted, classes):
+			_fail(id, "invalid_argument",
+				"class %s is neither an engine class nor a class_name of the project" % wanted)
+			return
+	var nodes: Array = []
+	var at: int = 0
+	while at < found.size() and nodes.size() < max_nodes:
+		var node: Node = found[at]
+		var end: int = at + 1
+		if collapse and not below[at]:
+			while end < found.size() and not below[end]:
+				var sibling: Node = found[end]
+				if not _tree_alike(node, sibling):
+					break
+				end += 1
+		if end - at < 4:
+			end = at + 1
+		var entry: Dictionary = {"path": str(node.get_path()), "class": node.get_class()}
+		if end - at == 1:
+			entry["name"] = str(node.name)
+			entry["children"] = node.get_child_count(true)
+		else:
+			var last: Node = found[end - 1]
+			entry["count"] = end - at
+			entry["last"] = str(last.get_path())
+		var node_script: Script = node.get_script()
+		if node_script != null and node_script.resource_path != "":
+			entry["script"] = node_script.resource_path
+		nodes.append(entry)
+		at = end
 	var scene: Variant = null
 	if current_scene != null:
 		scene = str(current_scene.get_path())
-	_send({"id": id, "ok": true, "nodes": nodes, "total": total,
-		"truncated": total > nodes.size(), "current_scene": scene})
+	_send({"id": id, "ok": true, "nodes": nodes, "total": found.size(),
+		"truncated": at < found.size(), "current_scene": scene})
+
+
+func _tree_matches(node: Node, filters: Dictionary, classes: Dictionary) -> bool:
+	if filters.has("name") and not str(node.name).match(str(filters["name"])):
+		return false
+	if filters.has("group") and not node.is_in_group(StringName(str(filters["group"]))):
+		return false
+	var node_script: Script = node.get_script()
+	if filters.has("class"):
+		var wanted: String = str(filters["class"])
+		if not node.is_class(wanted) and not _tree_script_chain_has(node_script, "class", wanted, classes):
+			return false
+	if filters.has("script"):
+		if not _tree_script_chain_has(node_script, "script", str(filters["script"]), classes):
+			return false
+	return true
+
+
+# Whether a script or one it extends has the path, or the class_name (the script's global name,
+# or the project's global class list where the engine cannot say it).
+func _tree_script_chain_has(scr: Script, what: String, wanted: String, classes: Dictionary) -> bool:
+	var seen: int = 0
+	while scr != null and seen < 64:
+		var path: String = scr.resource_path
+		if what == "script" and path == wanted:
+			return true
+		if what == "class":
+			var global_name: String = ""
+			if scr.has_method("get_global_name"):
+				global_name = str(scr.call("get_global_name"))
+			if global_name == "" and path != "":
+				global_name = str(classes.get(path, ""))
+			if global_name == wanted:
+				return true
+		scr = scr.get_base_script()
+		seen += 1
+	return false
+
+
+func _tree_script_classes() -> Dictionary:
+	var out: Dictionary = {}
+	var listed: Array[Dictionary] = ProjectSettings.get_global_class_list()
+	var i: int = 0
+	while i < listed.size():
+		var entry: Dictionary = listed[i]
+		out[str(entry.get("path", ""))] = str(entry.get("class", ""))
+		i += 1
+	return out
+
+
+func _tree_class_known(wanted: String, classes: Dictionary) -> bool:
+	return ClassDB.class_exists(StringName(wanted)) or classes.values().has(wanted)
+
+
+func _tree_alike(first: Node, other: Node) -> bool:
+	return other.get_parent() == first.get_parent() and other.get_class() == first.get_class() \
+		and other.get_script() == first.get_script()
 
 
 # -- time -------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from godot_mcp.features.game.protocol import (
     Written,
 )
 from godot_mcp.features.game.running import RunningGame
+from godot_mcp.features.game.scenetree import TreeFilters
 
 __all__ = ["EXIT_WAIT", "MARK_WAIT", "Commands"]
 
@@ -60,10 +61,22 @@ class Commands(RunningGame):
         """Apply the input events in order (waits included)."""
         return Applied.parse(await self._command("input", timeout, events=list(events)))
 
-    async def tree(self, root: str, depth: int, max_nodes: int) -> Tree:
-        """The scene tree below ``root``, ``depth`` levels, at most ``max_nodes`` nodes."""
-        reply = await self._command("tree", root=root, depth=depth, max_nodes=max_nodes)
-        tree = Tree.parse(reply)
+    async def tree(
+        self,
+        root: str,
+        depth: int,
+        max_nodes: int,
+        collapse: bool = False,
+        filters: TreeFilters | None = None,
+    ) -> Tree:
+        """The scene tree below ``root``, ``depth`` levels, at most ``max_nodes`` entries: the
+        nodes ``filters`` match (every node without), runs of siblings collapsed with
+        ``collapse``."""
+        given = filters.command() if filters is not None else {}
+        reply = await self._command(
+            "tree", root=root, depth=depth, max_nodes=max_nodes, collapse=collapse, **given
+        )
+        tree = Tree.parse(reply, max_nodes)
         scene = tree.current_scene
         return replace(
             tree,

@@ -15,6 +15,7 @@ from typing import Any
 
 from godot_mcp.errors import Malformed
 from godot_mcp.features.game.errors import one_line
+from godot_mcp.features.game.scenetree import COLLAPSE_RUN
 
 # The deepest a value in a reply may nest: Godot values as JSON are bounded to depth 8, each
 # level at most a few JSON levels deep. Deeper is a forged reply, refused before anything
@@ -190,16 +191,28 @@ class Tree:
     current_scene: str | None
 
     @classmethod
-    def parse(cls, reply: Any) -> Tree:
+    def parse(cls, reply: Any, max_nodes: int | None = None) -> Tree:
+        """The listing, entries (collapsed runs included) checked against each other: at most
+        ``max_nodes`` of them, and ``total`` the sum of their counts unless it was cut."""
         r = _Reply("tree", reply)
-        nodes = [_node(item) for item in r.items("nodes")]
-        return cls(nodes, r.count("total"), r.flag("truncated"), r.text("current_scene", True))
+        items = r.items("nodes")
+        if max_nodes is not None and len(items) > max_nodes:
+            raise malformed("tree", "nodes", f"holds more than max_nodes ({max_nodes}) entries")
+        nodes = [_node(item) for item in items]
+        total, truncated = r.count("total"), r.flag("truncated")
+        listed = sum(node.get("count", 1) for node in nodes)
+        if listed > total or (not truncated and listed != total):
+            raise malformed("tree", "total", f"is {total} but the entries count {listed} nodes")
+        return cls(nodes, total, truncated, r.text("current_scene", True))
 
 
 def _node(item: Any) -> dict[str, Any]:
-    """One node of a ``tree`` reply: path, name, class, children, script."""
+    """One node of a ``tree`` reply: path, name, class, children, script; or a run of
+    siblings (:func:`_run`)."""
     if not isinstance(item, dict):
         raise malformed("tree", "nodes", "holds something other than objects")
+    if "count" in item:
+        return _run(item)
     r = _Reply("tree", item)
     node: dict[str, Any] = {
         "path": r.text("path"),
@@ -210,6 +223,28 @@ def _node(item: Any) -> dict[str, Any]:
     if (script := r.text("script", optional=True)) is not None:
         node["script"] = script
     return node
+
+
+def _run(item: dict[str, Any]) -> dict[str, Any]:
+    """A collapsed run of a ``tree`` reply: its first node's path, class and script, how many
+    siblings (at least ``COLLAPSE_RUN``) and the last one's path."""
+    r = _Reply("tree", item)
+    run: dict[str, Any] = {key: _required_text(r, key) for key in ("path", "class")}
+    if (script := r.text("script", optional=True)) is not None:
+        run["script"] = script
+    count = r.count("count")
+    if count < COLLAPSE_RUN:
+        raise malformed("tree", "count", f"is under {COLLAPSE_RUN}")
+    run["count"] = count
+    run["last"] = _required_text(r, "last")
+    return run
+
+
+def _required_text(r: _Reply, key: str) -> str:
+    value = r.text(key)
+    if value is None:
+        raise malformed(r.cmd, key, "is not a string")
+    return value
 
 
 @dataclass(frozen=True)

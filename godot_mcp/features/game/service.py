@@ -49,6 +49,7 @@ from godot_mcp.features.game import (
 )
 from godot_mcp.features.game.debugging import DebugLaunch, parse_breakpoints
 from godot_mcp.features.game.protocol import Applied, Clock, Perf, Tree, Values, Written
+from godot_mcp.features.game.scenetree import TreeFilters
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.ended import EndedSessions
 from godot_mcp.runtime.owner import me
@@ -317,10 +318,19 @@ class GameService:
         return await self.get(caller, session_id).game.send_input(events, timeout=30)
 
     async def tree(
-        self, caller: Caller, session_id: str, root: str, depth: int, max_nodes: int
+        self,
+        caller: Caller,
+        session_id: str,
+        root: str,
+        depth: int,
+        max_nodes: int,
+        collapse: bool = False,
+        filters: TreeFilters | None = None,
     ) -> Tree:
-        """The caller's game's scene tree from ``root``, bounded in depth and nodes."""
-        return await self.get(caller, session_id).game.tree(root, depth, max_nodes)
+        """The caller's game's scene tree from ``root``, bounded in depth and entries, filtered
+        and collapsed as asked."""
+        game = self.get(caller, session_id).game
+        return await game.tree(root, depth, max_nodes, collapse, filters)
 
     async def time(
         self, caller: Caller, session_id: str, action: str, frames: int, time_scale: float

@@ -27,7 +27,18 @@ from godot_mcp.features.game import (
     encode_cursor,
 )
 from godot_mcp.features.game.debugging import MAX_BREAKPOINTS
-from godot_mcp.mcp.budget import cost, fit_text, marker
+from godot_mcp.features.game.scenetree import (
+    DEFAULT_MAX_NODES,
+    DEFAULT_TREE_BYTES,
+    MAX_FILTER_CHARS,
+    MAX_SCRIPT_CHARS,
+    TreeFilters,
+    check_class,
+    check_group,
+    check_name,
+    check_script,
+)
+from godot_mcp.mcp.budget import Budget, cost, fit_text, marker
 from godot_mcp.mcp.describe import artifact_dict, resource_link
 from godot_mcp.mcp.disclosure import WRITES_DISABLED
 from godot_mcp.mcp.outcomes import ok
@@ -474,8 +485,14 @@ async def input_send(call: Call) -> types.CallToolResult:
 
 async def scene_tree(call: Call) -> types.CallToolResult:
     a = call.args
+    filters = TreeFilters(a["name"], a["class"], a["group"], a["script"])
+    most, budget = a["max_nodes"], call.budget
+    if most is None:  # the default listing: 300 entries, at most 16 KB as sent
+        most = DEFAULT_MAX_NODES
+        room = min(budget.room, DEFAULT_TREE_BYTES)
+        budget = Budget(room, budget.request_id, budget.framing)
     tree = await call.deps.games.tree(
-        call.caller, a["session_id"], a["root"], a["depth"], a["max_nodes"]
+        call.caller, a["session_id"], a["root"], a["depth"], most, a["collapse"], filters
     )
     found = tree.nodes
 
@@ -487,7 +504,7 @@ async def scene_tree(call: Call) -> types.CallToolResult:
             current_scene=tree.current_scene,
         )
 
-    result, _ = call.budget.fit_list(found, build)
+    result, _ = budget.fit_list(found, build)
     return result
 
 
@@ -505,6 +522,8 @@ async def time_control(call: Call) -> types.CallToolResult:
     return ok(paused=clock.paused, time_scale=clock.time_scale, frame=clock.frame)
 
 
+_FILTER = {"maxLength": MAX_FILTER_CHARS}
+_SCRIPT = {"maxLength": MAX_SCRIPT_CHARS}
 _NODE = {
     "type": "object",
     "properties": {
@@ -515,6 +534,18 @@ _NODE = {
         "script": STRING,
     },
     "required": ["path", "name", "class", "children"],
+    "additionalProperties": False,
+}
+_RUN = {  # a collapsed run of siblings
+    "type": "object",
+    "properties": {
+        "path": STRING,
+        "class": STRING,
+        "script": STRING,
+        "count": INTEGER,
+        "last": STRING,
+    },
+    "required": ["path", "class", "count", "last"],
     "additionalProperties": False,
 }
 
@@ -549,8 +580,9 @@ TOOLS += [
         "runtime.scene.tree",
         "Look at a game's scene tree",
         "The running game's nodes depth-first from root: path, name, class, child count, "
-        "script. Compact: read this instead of a screenshot. truncated says when more than "
-        "max_nodes (or max_output_bytes) exist; total counts them all.",
+        "script; collapse makes 4+ alike leaf siblings one {path, class, count, last}. Compact: "
+        "read this instead of a screenshot. truncated says when more than max_nodes entries "
+        "(or max_output_bytes) exist; total counts the nodes (matches).",
         scene_tree,
         args=(
             SESSION_ID,
@@ -562,10 +594,15 @@ TOOLS += [
                 schema_extra={"maxLength": 1024},
             ),
             Arg("depth", "integer", minimum=1, maximum=64, default=6),
-            Arg("max_nodes", "integer", minimum=1, maximum=5000, default=300),
+            Arg("max_nodes", "integer", "default 300 within 16 KB", minimum=1, maximum=5000),
+            Arg("collapse", "boolean", default=True),
+            Arg("name", "string", "glob", schema_extra=_FILTER, check=check_name),
+            Arg("class", "string", "subclasses match", schema_extra=_FILTER, check=check_class),
+            Arg("group", "string", schema_extra=_FILTER, check=check_group),
+            Arg("script", "string", "res:// path", schema_extra=_SCRIPT, check=check_script),
         ),
         answer={
-            "nodes": {"type": "array", "items": _NODE},
+            "nodes": {"type": "array", "items": {"anyOf": [_NODE, _RUN]}},
             "total": INTEGER,
             "truncated": BOOLEAN,
             "current_scene": {"anyOf": [STRING, NULL]},
