@@ -74,16 +74,12 @@ TOOLS = [
     Tool(
         "project.check",
         "Check the project's scripts and scenes",
-        "Parse every GDScript and load every scene and resource of the project (or under paths) "
-        "with the project's own Godot, headless: nothing is changed and no game runs. Each "
-        "problem once, with its res:// path, the line for parse errors and a kind: parse (a "
-        "script that does not compile), load (a scene or resource that fails to load or "
-        "instantiate: a class this Godot lacks, a script that cannot attach to its node, C# on a "
-        "Godot without .NET) or missing_dependency (a scene naming a file that does not exist). "
-        "outcome ok whenever the check ran, errors [] when clean; warnings, when present, say "
-        "the project was saved by a newer Godot, or name C# scripts that will not load though "
-        "the game does not need them. Seconds for most projects; holds an export slot while it "
-        "runs.",
+        "Parse every GDScript and load every scene and resource (or those under paths) with the "
+        "project's own Godot, headless; nothing changes, no game runs. Each problem once, with "
+        "its res:// path, line (parse errors), code and kind: parse, load (fails to load or "
+        "instantiate: a class this Godot lacks, C# without .NET…) or missing_dependency. outcome "
+        "ok whenever the check ran, errors [] when clean; warnings say a newer Godot saved it, "
+        "or name C# scripts the game does not need. Holds an export slot while it runs.",
         project_check,
         args=(
             Arg(
