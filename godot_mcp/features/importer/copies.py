@@ -16,7 +16,6 @@ from pathlib import Path
 
 import anyio
 
-from godot_mcp import __version__
 from godot_mcp.engine.process.environment import for_sandbox
 from godot_mcp.engine.process.locate import GodotInstall
 from godot_mcp.engine.process.redact import as_res
@@ -126,8 +125,9 @@ class Reused:
 
 def engine_identity(install: GodotInstall) -> str:
     """What besides the copy's files decides what an import writes (blocking: a ``stat``): the
-    headless engine (its path, its version, the inode, size and times of its binary), how it
-    is run (its import flags, the sandbox's locale) and this server's version."""
+    headless engine (its path, its version, the inode, size and times of its binary) and how
+    it is run (its import flags, the sandbox's locale). The cache's own format number stands
+    for the rest of how this server imports."""
     binary = install.headless or ""
     real = os.path.realpath(binary)
     try:
@@ -137,7 +137,7 @@ def engine_identity(install: GodotInstall) -> str:
         seen = "-"
     locale = sorted((k, v) for k, v in for_sandbox(os.environ).items() if k != "PATH")
     flags = " ".join(install.headless_profile.import_flags)
-    return f"{real}|{seen}|{install.headless_version}|{flags}|{locale}|godot-mcp {__version__}"
+    return f"{real}|{seen}|{install.headless_version}|{flags}|{locale}"
 
 
 async def import_or_reuse(
