@@ -133,24 +133,12 @@ class ImportCache:
     def snapshot(self, copy: Path, identity: str) -> Snapshot | None:
         """Hash the copy as the import will find it; ``identity`` names the engine and how it
         imports (:func:`godot_mcp.features.importer.copies.engine_identity`). ``None`` when the
-        copy holds anything but files and folders (a copy made by ``tree.copy`` never does)."""
-        walked = _walk(copy)
-        if walked is None:
+        copy holds anything but files and folders (a copy made by ``tree.copy`` never does)
+        or cannot be read whole."""
+        try:
+            return _snapshot(copy, identity)
+        except OSError:
             return None
-        files, dirs = walked
-        digest = hashlib.sha256(f"godot-mcp import cache {FORMAT}\0{identity}\0".encode())
-        held: dict[str, Held] = {}
-        for rel in sorted([*files, *dirs], key=os.fsencode):
-            name = os.fsencode(rel)
-            if rel in dirs:
-                digest.update(b"D" + name + b"\0")
-                continue
-            got = _hash_file(copy / rel)
-            if got is None:
-                return None
-            held[rel] = got
-            digest.update(b"F" + name + b"\0%d\0" % got.size + bytes.fromhex(got.digest))
-        return Snapshot(digest.hexdigest(), held, frozenset(dirs))
 
     # -- reading an entry ------------------------------------------------------------------
 
@@ -163,6 +151,8 @@ class ImportCache:
             return self._count("absent")
         try:
             return self._apply(root, snap.key, copy)
+        except OSError:  # the disk failed a read: the copy may have been changed
+            return self._count("spoiled")
         finally:
             os.close(root)
 
@@ -196,18 +186,16 @@ class ImportCache:
         ``snap``'s key; call after the import's engine ended and before anything else runs
         in the copy. ``False`` when nothing was kept: the import left a link or a special
         file, its output exceeds the cache, or the key was published meanwhile."""
-        made = _changes(snap, copy)
-        if made is None:
-            return False
-        manifest, written = made
-        if manifest["bytes"] > self.max_bytes:
-            return False
         root = self._open_root(create=True)
         if root is None:
             return False
         try:
             if _exists(root, snap.key):
                 return False
+            made = _changes(snap, copy)
+            if made is None or made[0]["bytes"] > self.max_bytes:
+                return False
+            manifest, written = made
             kept = self._publish(root, snap.key, copy, manifest, written)
             if kept:
                 self._count("kept")
@@ -363,6 +351,26 @@ def sweep(root: Path) -> int:
 
 
 # -- the copy, before and after its import -------------------------------------------------
+
+
+def _snapshot(copy: Path, identity: str) -> Snapshot | None:
+    walked = _walk(copy)
+    if walked is None:
+        return None
+    files, dirs = walked
+    digest = hashlib.sha256(f"godot-mcp import cache {FORMAT}\0{identity}\0".encode())
+    held: dict[str, Held] = {}
+    for rel in sorted([*files, *dirs], key=os.fsencode):
+        name = os.fsencode(rel)
+        if rel in dirs:
+            digest.update(b"D" + name + b"\0")
+            continue
+        got = _hash_file(copy / rel)
+        if got is None:
+            return None
+        held[rel] = got
+        digest.update(b"F" + name + b"\0%d\0" % got.size + bytes.fromhex(got.digest))
+    return Snapshot(digest.hexdigest(), held, frozenset(dirs))
 
 
 def _walk(top: Path) -> tuple[dict[str, os.stat_result], set[str]] | None:

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -409,6 +410,27 @@ async def test_a_second_test_run_reuses_its_copys_import(tmp_path: Path, fake_ma
                 assert answer is not None and answer["counts"] == counts, answer
                 seen.append((tests.copies_imported, tests.copies_reused))
             kept = tests.imports.entries()
+            # Two runs at once of a project no import was kept for: the first imports, the
+            # other too unless the first kept its import before the other looked (either way
+            # one entry is kept and nothing half-written is left), and the next run reuses it.
+            (root / "icon.png").write_bytes(fake_godot.png(4, 4, (7, 7, 7)))
+            answers: list[dict[str, Any]] = []
+
+            async def one() -> None:
+                r = await c.call_tool("project_test", {})
+                assert r.structured_content is not None
+                answers.append(r.structured_content)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(one)
+                tg.start_soon(one)
+            assert [a["counts"] for a in answers] == [counts, counts]
+            both = (tests.copies_imported, tests.copies_reused)
+            assert both in ((4, 2), (3, 3)), both
+            await c.call_tool("project_test", {})
+            assert (tests.copies_imported, tests.copies_reused) == (both[0], both[1] + 1)
+            assert len(tests.imports.entries()) == 3
+            assert sorted(os.listdir(tmp_path / "state" / "imports")) == tests.imports.entries()
     assert seen == [(1, 0), (1, 1), (2, 1), (2, 2)]
     assert len(kept) == 2
     assert not any(os.path.lexists(root / n) for n in (".import", ".godot", "icon.png.import"))
