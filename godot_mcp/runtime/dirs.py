@@ -1,7 +1,7 @@
 """Where the runtime keeps its own things under the server's private state dir: exports'
-work dirs, the evidence of interrupted ones, games' and checks' scratch, the engines' class
-references. The store keeps its database and blobs beside them (``StoreLayout``) and knows
-nothing of these."""
+work dirs, the evidence of interrupted ones, games' and checks' scratch, the imports kept for
+later copies, the engines' class references. The store keeps its database and blobs beside
+them (``StoreLayout``) and knows nothing of these."""
 
 from __future__ import annotations
 
@@ -35,6 +35,12 @@ class RuntimeDirs:
             folder.mkdir(mode=0o700, exist_ok=True)
             os.chmod(folder, 0o700)
         return self.scratch_dir / kind
+
+    @property
+    def imports_dir(self) -> Path:
+        """What imports of private copies wrote, kept for later copies of the same files
+        (``runtime/import_cache.py``)."""
+        return self.state_dir / "imports"
 
     @property
     def api_dir(self) -> Path:

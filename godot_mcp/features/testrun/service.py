@@ -6,7 +6,8 @@ one; it is the same kind of work as a check (a headless Godot in the exports' sa
 with the copy and its work dir writable) and holds one of the ``--max-exports`` slots while it
 runs. On Godot 4 the copy is imported first, always, as the editor would have done before a
 developer runs the tests; on Godot 3 only a never-imported project's copy is. ``timeout``
-covers both.
+covers both. What an import wrote is kept in the import cache (``runtime/import_cache.py``)
+before the tests run, and a later copy of the same files is given it without an import.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from godot_mcp.engine.project.imported import never_imported
 from godot_mcp.engine.project.source import code_at
 from godot_mcp.errors import Failed, GodotMcpError, TooLarge, Unavailable
 from godot_mcp.features.importer import ImportFailed, ImportTimeout
-from godot_mcp.features.importer.copies import copy_imported, import_copy
+from godot_mcp.features.importer.copies import Reused, copy_imported, import_or_reuse
 from godot_mcp.features.testrun import (
     NAMES,
     JUnitReport,
@@ -39,7 +40,9 @@ from godot_mcp.features.testrun import (
     refuse_without_runner,
     select,
 )
+from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.headless import HeadlessWork
+from godot_mcp.runtime.import_cache import ImportCache
 from godot_mcp.store.ids import new_id
 from godot_mcp.store.values import ArtifactInfo, Caller, NewArtifact
 
@@ -47,6 +50,7 @@ __all__ = ["TestOutcome", "TestService"]
 
 SLACK = 64 << 20  # free space a run needs besides its copy (imports, what the tests write)
 REPORT_TYPE = "application/xml"
+REUSED = "the copy's import reused from an earlier run: no file it reads has changed"
 
 Words = Callable[[str], Awaitable[None]]
 
@@ -72,6 +76,12 @@ class TestService(HeadlessWork):
     """Runs the project tests of one server process."""
 
     __test__ = False
+
+    def __init__(self, rt: Runtime, imports: ImportCache | None = None) -> None:
+        super().__init__(rt)
+        self.imports = imports or ImportCache(rt.dirs.imports_dir)
+        self.copies_imported = 0  # copies the engine imported
+        self.copies_reused = 0  # copies given an earlier import's writes instead
 
     async def run(
         self,
@@ -137,7 +147,7 @@ class TestService(HeadlessWork):
         warnings: list[str] = []
         never = await self.rt.disk(never_imported, self.rt.project, profile)
         if profile.imports_before_tests or never:
-            await self._import(copy, work / "import", deadline, progress)
+            await self._import(plan, copy, work / "import", deadline, progress)
         if never:
             warnings.append(copy_imported("given to the test runner"))
         run = invocation(chosen, profile, copy, work / "run", selection, config)
@@ -197,9 +207,10 @@ class TestService(HeadlessWork):
         return replace(report, cases=cases)
 
     async def _import(
-        self, copy: Path, work: Path, deadline: float, progress: Words | None
+        self, plan: tree.Plan, copy: Path, work: Path, deadline: float, progress: Words | None
     ) -> None:
-        """Import the copy as the editor would, within what is left of the run's time."""
+        """Import the copy as the editor would, within what is left of the run's time, or give
+        it what an import of the same files wrote before."""
 
         async def imported(done: int, total: int) -> None:
             if progress is not None:
@@ -207,13 +218,21 @@ class TestService(HeadlessWork):
 
         left = max(1.0, deadline - time.monotonic())
         try:
-            await import_copy(self.rt, copy, work, imported, always=True, limit=left)
+            done = await import_or_reuse(
+                self.rt, self.imports, plan, copy, work, imported, limit=left
+            )
         except ImportTimeout as exc:  # the import's own words, said as the run's step
             _said_as_step(exc, "importing the project's copy took all of timeout_seconds")
             raise
         except ImportFailed as exc:
             _said_as_step(exc, "the project's copy could not be imported")
             raise
+        if isinstance(done, Reused):
+            self.copies_reused += 1
+            if progress is not None:
+                await progress(REUSED)
+        elif done is not None:
+            self.copies_imported += 1
 
 
 def _said_as_step(exc: GodotMcpError, step: str) -> None:
