@@ -436,10 +436,15 @@ func _advance_inputs() -> void:
 		var ev: Dictionary = job["queue"].pop_front()
 		var kind := str(ev.get("type", ""))
 		if kind == "wait" and ev.has("seconds"):
-			job["until"] = _game_time + float(ev.get("seconds", 0.0))
+			# Game seconds after the event before it (a tap's press), or after what came
+			# before: waits in a row add up.
+			var since: float = job.get("mark", -1.0)
+			job["until"] = (since if since >= 0.0 else _game_time) + float(ev.get("seconds", 0.0))
+			job["mark"] = job["until"]
 			job["applied"] += 1
 			continue
 		if kind == "wait":
+			job["mark"] = -1.0
 			job["wait"] = int(ev.get("frames", 1))
 			if not ev.get("_release", false):
 				job["applied"] += 1
@@ -454,6 +459,7 @@ func _advance_inputs() -> void:
 				Input.call("flush_buffered_events")
 		if not ev.get("_release", false):
 			job["applied"] += 1
+			job["mark"] = _game_time
 		if tap:
 			var release := ev.duplicate()
 			release["pressed"] = false

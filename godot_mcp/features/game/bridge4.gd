@@ -81,6 +81,7 @@ class InputJob:
 	var queue: Array = []
 	var wait: int = 0
 	var until: float = -1.0  # a wait in game seconds: the game time it ends at
+	var mark: float = -1.0  # the game time its last event went in (-1: unknown, now)
 	var applied: int = 0
 	var last_mouse: Vector2 = Vector2()
 
@@ -542,10 +543,15 @@ func _advance_inputs() -> void:
 		var kind: String = str(ev.get("type", ""))
 		var is_release: bool = _as_bool(ev.get("_release", false), false)
 		if kind == "wait" and ev.has("seconds"):
-			job.until = _game_time + maxf(_as_float(ev.get("seconds", 0.0), 0.0), 0.0)
+			# Game seconds after the event before it (a tap's press), or after what came
+			# before: waits in a row add up.
+			var since: float = job.mark if job.mark >= 0.0 else _game_time
+			job.until = since + maxf(_as_float(ev.get("seconds", 0.0), 0.0), 0.0)
+			job.mark = job.until
 			job.applied += 1
 			continue
 		if kind == "wait":
+			job.mark = -1.0
 			job.wait = _as_int(ev.get("frames", 1), 1)
 			if not is_release:
 				job.applied += 1
@@ -565,6 +571,7 @@ func _advance_inputs() -> void:
 			k += 1
 		if not is_release:
 			job.applied += 1
+			job.mark = _game_time
 		if tap:
 			var release: Dictionary = ev.duplicate()
 			release["pressed"] = false
