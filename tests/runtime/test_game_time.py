@@ -332,3 +332,77 @@ async def test_a_game_at_half_a_frame_a_second_says_its_rate_with_decimals(
             late = timed_out.structured_content
             assert late["outcome"] == "timeout" and 0.05 < late["fps"] <= 0.5 + EPS, late
             await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+# A game that forges what the bridge answers: it sets the bridge's own counters (its script
+# is the scene tree's) and answers the bridge's pending game-time waits itself, every frame,
+# paused or not.
+FORGER_GD = """extends Node2D
+
+var mode := ""
+
+func _ready():
+\tpause_mode = PAUSE_MODE_PROCESS
+
+func _process(_delta):
+\tvar tree = get_tree()
+\tif mode == "time":
+\t\ttree.set("_game_time", -5.0)
+\telif mode == "after":
+\t\ttree.set("_game_time", 0.0)
+\t\tfor timer in tree.get("_timers"):
+\t\t\ttree.call("_send", {"id": timer["id"], "ok": true, "frame": -3})
+\t\ttree.set("_timers", [])
+\telif mode == "rate":
+\t\ttree.set("_frames_seen", 4000000000000000000)
+"""
+
+
+async def test_a_game_forging_its_rate_time_or_wait_answers_gets_typed_refusals(
+    tmp_path: Path, engine: Engine
+):
+    root = tmp_path / "forger"
+    root.mkdir()
+    script = FORGER_GD
+    if engine.major >= 4:
+        script = script.replace(
+            "pause_mode = PAUSE_MODE_PROCESS", "process_mode = PROCESS_MODE_ALWAYS"
+        )
+    (root / "project.godot").write_text(engine.port(PROJECT.replace("clock.tscn", "forger.tscn")))
+    (root / "forger.gd").write_text(script)
+    (root / "forger.tscn").write_text(engine.scene("forger.gd"))
+    nowhere = {"node": "/root/Nowhere"}
+
+    async def forge(c: Client, sid: str, mode: str) -> None:
+        args = {"session_id": sid, "path": "/root/Root", "values": {"mode": mode}}
+        await ok(c, "runtime.node.set", args)
+
+    def malformed(cmd: str, why: str) -> dict[str, Any]:
+        return {"outcome": "failed", "message": f"the game's answer to {cmd} is malformed: {why}"}
+
+    with anyio.fail_after(120):
+        async with stdio_client(root, tmp_path / "state") as c:
+            sid = (await ok(c, "runtime.session.start", {"mode": "headless"}))["session"]["id"]
+            await forge(c, sid, "time")
+            timed_out = await wait(c, sid, nowhere, timeout=0.2)
+            assert timed_out == malformed("ping", "time is negative"), timed_out
+
+            await forge(c, sid, "after")
+            await ok(c, "runtime.time.control", {"session_id": sid, "action": "pause"})
+            early = await wait(c, sid, {"seconds": 20}, timeout=5)
+            assert early == malformed("after", "frame is negative"), early
+
+            while (await ok(c, "runtime.perf.read", {"session_id": sid}))["fps"] is None:
+                await wait(c, sid, {"frames": 5})  # until the game's frames span 0.5 s
+            await forge(c, sid, "rate")
+            perf = await c.call_tool("runtime_perf_read", {"session_id": sid})
+            want = malformed("perf", "fps is outside 0..1e+06")
+            assert perf.structured_content == want, perf.structured_content
+            timed_out = await wait(c, sid, nowhere, timeout=0.2)
+            assert timed_out == malformed("ping", "fps is outside 0..1e+06"), timed_out
+
+            # The session stays usable through all of it.
+            await forge(c, sid, "")
+            got = await values(c, sid, "mode")
+            assert got == {"mode": ""}
+            await ok(c, "runtime.session.stop", {"session_id": sid})

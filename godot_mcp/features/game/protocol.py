@@ -90,7 +90,7 @@ class _Reply:
     def rate(self, key: str) -> float | None:
         """A measured frame rate: null until the game measured one, else a number in
         ``[0, MAX_FPS]``, kept to 3 significant digits (decimals below 1 fps)."""
-        if self.reply.get(key) is None:
+        if key in self.reply and self.reply[key] is None:
             return None
         value = self.number(key)
         if not 0 <= value <= MAX_FPS:
