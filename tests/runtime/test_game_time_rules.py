@@ -13,6 +13,7 @@ import pytest
 
 from godot_mcp.errors import InvalidArgument, Malformed
 from godot_mcp.features.game.errors import GameInvalid
+from godot_mcp.features.game.pacing import recording_bound
 from godot_mcp.features.game.protocol import Perf, Ping, Reached
 from godot_mcp.features.game.tools import check_input_events, check_until
 from godot_mcp.features.game.waiting import as_number, holds, input_timeout
@@ -198,3 +199,12 @@ async def test_game_seconds_waits_over_the_fake_engine(tmp_path: Path, fake_majo
             assert paused["outcome"] == "timeout", paused
             assert paused["message"] == "the condition was not met within 0.5 s"
             await ok(c, "runtime.session.stop", {"session_id": sid})
+
+
+def test_a_recording_refused_before_the_rate_is_measured_never_says_0_fps() -> None:
+    with pytest.raises(GameInvalid) as refused:
+        recording_bound(300, 1, 0.0)
+    assert refused.value.message == (
+        "300 frames at 1 fps (not measured yet) would take 305 s; a recording waits at most "
+        "50 s: ask for fewer frames"
+    )
