@@ -66,7 +66,7 @@ async def test_a_wait_given_up_on_is_cancelled_in_the_game(connect: Connect):
             body = r.structured_content
             assert body["outcome"] == "timeout", body
             assert before < body["frame"] < before + 600, body
-            assert isinstance(body["fps"], int | float) and body["fps"] >= 0, body
+            assert body["fps"] is None or body["fps"] > 0, body  # null until 0.5 s of frames
             after = await ok(
                 c,
                 "runtime.input.send",

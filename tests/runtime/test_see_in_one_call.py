@@ -280,7 +280,8 @@ async def test_perf_reads_the_engine_monitors(connect: Connect):
                 )
                 assert perf["nodes"] == tree["total"] > 1
                 assert perf["objects"] > perf["nodes"] and perf["orphan_nodes"] >= 0
-                assert perf["memory_static_bytes"] > 0 and perf["fps"] >= 0
+                assert perf["memory_static_bytes"] > 0
+                assert perf["fps"] is None or perf["fps"] > 0  # null until 0.5 s of frames
                 assert perf["frame_ms"] >= 0 and perf["physics_ms"] >= 0
                 if mode == "headless":
                     assert perf["draw_calls"] is None

@@ -330,7 +330,19 @@ class Game:
     def cmd_ping(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
         for mark in cmd.get("marks", []):
             print("godot-mcp-mark " + str(mark), file=sys.stderr, flush=True)
-        return {"fps": FPS, "frame": self.frame()}
+        return {"fps": FPS, "frame": self.frame(), "time": self.frame() / FPS}
+
+    def _sleep_until(self, ident: int, until: float) -> bool:
+        """Wait until the game time (frames at FPS) reaches ``until``; False once cancelled."""
+        while self.frame() / FPS < until - 1e-6:
+            if ident in self.cancelled:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def cmd_after(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        self._sleep_until(ident, self.frame() / FPS + float(cmd["seconds"]))
+        return {"frame": self.frame(), "time": self.frame() / FPS}
 
     def cmd_tree(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
         root = cmd.get("root", "/root")
@@ -387,7 +399,10 @@ class Game:
     def cmd_input(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
         applied = 0
         for event in cmd.get("events", []):
-            if event.get("type") == "wait":
+            if event.get("type") == "wait" and "seconds" in event:
+                if not self._sleep_until(ident, self.frame() / FPS + float(event["seconds"])):
+                    return {"applied": applied, "frame": self.frame()}
+            elif event.get("type") == "wait":
                 until = time.monotonic() + int(event["frames"]) / FPS
                 while time.monotonic() < until:
                     if ident in self.cancelled:
@@ -942,7 +957,7 @@ def _serve(game: Game, conn: socket.socket, debugger: FakeDebugger | None = None
             cmd = json.loads(line)
             if debugger is not None and cmd.get("cmd") != "quit":
                 debugger.running.wait()  # a stopped game answers nothing
-            if cmd.get("cmd") in ("input", "record"):  # long: answered beside the others
+            if cmd.get("cmd") in ("input", "record", "after"):  # long: answered beside the others
                 threading.Thread(target=answer, args=(cmd,), daemon=True).start()
             else:
                 answer(cmd)

@@ -17,7 +17,7 @@ from godot_mcp.features.game.preview import Preview, RawFrame, downscale
 from godot_mcp.features.game.runner import GameRunner
 from godot_mcp.features.game.session import GameSession
 from godot_mcp.features.game.userdata import project_file_warnings
-from godot_mcp.features.game.waiting import wait_for_line, wait_until
+from godot_mcp.features.game.waiting import input_timeout, wait_for_line, wait_until
 
 __all__ = [
     "LEVELS",
@@ -40,6 +40,7 @@ __all__ = [
     "decode_cursor",
     "downscale",
     "encode_cursor",
+    "input_timeout",
     "open_game_stream",
     "project_file_warnings",
     "stopped_error",

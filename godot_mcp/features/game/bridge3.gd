@@ -29,6 +29,15 @@ var _step_id = null
 # Input jobs, applied in order, one event (or one frame of waiting) at a time.
 var _inputs := []
 var _flushes_input := Input.has_method("flush_buffered_events")
+# Game time (the process steps' delta the tree ran), the frame rate's samples, and the
+# game-time waits ("after") still running: see the end of this file.
+var _game_time := 0.0
+var _last_delta := 0.0
+var _frames_seen := 0
+var _tick_us := 0
+var _rate_us := []
+var _rate_frames := []
+var _timers := []
 const _BUTTONS := {"left": 1, "right": 2, "middle": 3, "wheel_up": 4, "wheel_down": 5}
 
 
@@ -54,7 +63,8 @@ func _initialize() -> void:
 	_peer.connect_to_host("127.0.0.1", _port)
 
 
-func _idle(_delta: float) -> bool:
+func _idle(delta: float) -> bool:
+	_tick(delta)
 	if _phase == "closing":
 		return false
 	var status := _peer.get_status()
@@ -84,6 +94,7 @@ func _idle(_delta: float) -> bool:
 		return false
 	_advance_step()
 	_advance_inputs()
+	_advance_timers()
 	_read_commands()
 	return false
 
@@ -167,7 +178,7 @@ func _handle(line: String) -> void:
 		# is in its log.
 		for mark in cmd.get("marks", []):
 			printerr("godot-mcp-mark " + str(mark))
-		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second(),
+		_send({"id": id, "ok": true, "fps": _rate(), "time": _game_time,
 			"frame": Engine.get_idle_frames()})
 	elif name == "screenshot" or name == "record":
 		_begin_capture(id, name, cmd)
@@ -185,6 +196,8 @@ func _handle(line: String) -> void:
 		_send({"id": id, "ok": true, "scripts": _loaded_scripts()})
 	elif name == "reload":
 		_cmd_reload(id, cmd.get("paths", []))
+	elif name == "after":
+		_cmd_after(id, cmd)
 	elif name == "cancel":
 		_cmd_cancel(id, cmd.get("target"))
 	else:
@@ -218,7 +231,7 @@ func _cmd_perf(id) -> void:
 		draws = int(Performance.get_monitor(Performance.RENDER_DRAW_CALLS_IN_FRAME)
 			+ Performance.get_monitor(Performance.RENDER_2D_DRAW_CALLS_IN_FRAME))
 	_send({"id": id, "ok": true,
-		"fps": Performance.get_monitor(Performance.TIME_FPS),
+		"fps": _rate(),
 		"frame_ms": Performance.get_monitor(Performance.TIME_PROCESS) * 1000.0,
 		"physics_ms": Performance.get_monitor(Performance.TIME_PHYSICS_PROCESS) * 1000.0,
 		"memory_static_bytes": int(Performance.get_monitor(Performance.MEMORY_STATIC)),
@@ -441,6 +454,8 @@ func _cmd_cancel(id, target) -> void:
 		_step_left = 0
 		paused = true
 		dropped = true
+	if _drop_timer(target):
+		dropped = true
 	if dropped and not _inputs.empty():
 		_advance_inputs()
 	_send({"id": id, "ok": true, "cancelled": dropped})
@@ -488,6 +503,10 @@ func _advance_inputs() -> void:
 		if job["wait"] > 0:
 			job["wait"] -= 1
 			return
+		if job.get("until", -1.0) >= 0.0:
+			if not _reached(job["until"]):
+				return
+			job["until"] = -1.0
 		if job["queue"].empty():
 			_inputs.pop_front()
 			_send({"id": job["id"], "ok": true, "applied": job["applied"],
@@ -495,7 +514,16 @@ func _advance_inputs() -> void:
 			continue
 		var ev: Dictionary = job["queue"].pop_front()
 		var kind := str(ev.get("type", ""))
+		if kind == "wait" and ev.has("seconds"):
+			# Game seconds after the event before it (a tap's press), or after what came
+			# before: waits in a row add up.
+			var since: float = job.get("mark", -1.0)
+			job["until"] = (since if since >= 0.0 else _game_time) + float(ev.get("seconds", 0.0))
+			job["mark"] = job["until"]
+			job["applied"] += 1
+			continue
 		if kind == "wait":
+			job["mark"] = -1.0
 			job["wait"] = int(ev.get("frames", 1))
 			if not ev.get("_release", false):
 				job["applied"] += 1
@@ -510,6 +538,7 @@ func _advance_inputs() -> void:
 				Input.call("flush_buffered_events")
 		if not ev.get("_release", false):
 			job["applied"] += 1
+			job["mark"] = _game_time
 		if tap:
 			var release := ev.duplicate()
 			release["pressed"] = false
@@ -1143,3 +1172,67 @@ func _close(code: int) -> void:
 	_job = {}
 	_peer.disconnect_from_host()
 	quit(code)
+
+
+# -- game time and the frame rate (docs/godot.md, "Game time and the frame rate") ------------
+
+const RATE_WINDOW_US := 500000  # a rate is measured over at least this much of the last frames
+const RATE_SPACING_US := 5000  # samples are this far apart at least: 256 cover over a second
+const RATE_SAMPLES := 256
+
+
+# Once a frame, first: the tree's time advances by the step it processed last frame (scaled by
+# time_scale, none while paused), and the frame is sampled for the rate.
+func _tick(delta: float) -> void:
+	if not paused:
+		_game_time += _last_delta
+	_last_delta = delta
+	_frames_seen += 1
+	_tick_us = OS.get_ticks_usec()
+	if _rate_us.empty() or _tick_us - int(_rate_us.back()) >= RATE_SPACING_US:
+		_rate_us.append(_tick_us)
+		_rate_frames.append(_frames_seen)
+		if _rate_us.size() > RATE_SAMPLES:
+			_rate_us.pop_front()
+			_rate_frames.pop_front()
+
+
+# Frames a second over the shortest run of the last frames that spans RATE_WINDOW_US; null
+# until the game's frames span that long (never the engine's first-second placeholder).
+func _rate():
+	var i := _rate_us.size() - 1
+	while i >= 0:
+		var span: int = _tick_us - int(_rate_us[i])
+		if span >= RATE_WINDOW_US:
+			return float(_frames_seen - int(_rate_frames[i])) * 1000000.0 / float(span)
+		i -= 1
+	return null
+
+
+func _reached(until: float) -> bool:
+	return _game_time >= until - 0.000001
+
+
+# {"cmd": "after", "seconds": S}: answered once S seconds of game time have passed.
+func _cmd_after(id, cmd: Dictionary) -> void:
+	var seconds := float(cmd.get("seconds", 0.0))
+	_timers.append({"id": id, "until": _game_time + max(seconds, 0.0)})
+
+
+func _advance_timers() -> void:
+	var i := 0
+	while i < _timers.size():
+		if _reached(_timers[i]["until"]):
+			_send({"id": _timers[i]["id"], "ok": true, "frame": Engine.get_idle_frames(),
+				"time": _game_time})
+			_timers.remove(i)
+		else:
+			i += 1
+
+
+func _drop_timer(target) -> bool:
+	for i in range(_timers.size()):
+		if _timers[i]["id"] == target:
+			_timers.remove(i)
+			return true
+	return false

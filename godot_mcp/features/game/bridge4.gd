@@ -81,6 +81,8 @@ class InputJob:
 	var id: Variant = null
 	var queue: Array = []
 	var wait: int = 0
+	var until: float = -1.0  # a wait in game seconds: the game time it ends at
+	var mark: float = -1.0  # the game time its last event went in (-1: unknown, now)
 	var applied: int = 0
 	var last_mouse: Vector2 = Vector2()
 
@@ -104,6 +106,15 @@ var _step_left: int = 0
 var _step_id: Variant = null
 var _inputs: Array = []
 var _decode_error: String = ""
+# Game time (the process steps' delta the tree ran), the frame rate's samples, and the
+# game-time waits ("after") still running: see the end of this file.
+var _game_time: float = 0.0
+var _last_delta: float = 0.0
+var _frames_seen: int = 0
+var _tick_us: int = 0
+var _rate_us: Array = []
+var _rate_frames: Array = []
+var _timers: Array = []
 
 
 func _initialize() -> void:
@@ -135,7 +146,8 @@ func _initialize() -> void:
 
 # MainLoop._process: called once a frame, before the scene tree processes its nodes (the role of
 # Godot 3's SceneTree._idle in bridge3.gd).
-func _process(_delta: float) -> bool:
+func _process(delta: float) -> bool:
+	_tick(delta)
 	if _phase == "closing":
 		return false
 	var _poll_error: int = _peer.poll()
@@ -167,6 +179,7 @@ func _process(_delta: float) -> bool:
 		return false
 	_advance_step()
 	_advance_inputs()
+	_advance_timers()
 	_read_commands()
 	return false
 
@@ -240,7 +253,7 @@ func _handle(line: String) -> void:
 		while m < marks.size():
 			printerr("godot-mcp-mark " + str(marks[m]))
 			m += 1
-		_send({"id": id, "ok": true, "fps": Engine.get_frames_per_second(),
+		_send({"id": id, "ok": true, "fps": _rate(), "time": _game_time,
 			"frame": Engine.get_process_frames()})
 	elif name == "screenshot" or name == "record":
 		_begin_capture(id, name, cmd)
@@ -262,6 +275,8 @@ func _handle(line: String) -> void:
 		_send({"id": id, "ok": true, "scripts": _loaded_scripts()})
 	elif name == "reload":
 		_cmd_reload(id, cmd.get("paths", []))
+	elif name == "after":
+		_cmd_after(id, cmd)
 	elif name == "cancel":
 		_cmd_cancel(id, cmd.get("target"))
 	else:
@@ -322,7 +337,7 @@ func _cmd_perf(id: Variant) -> void:
 	if not _headless:
 		draws = int(Performance.get_monitor(Performance.RENDER_TOTAL_DRAW_CALLS_IN_FRAME))
 	_send({"id": id, "ok": true,
-		"fps": Performance.get_monitor(Performance.TIME_FPS),
+		"fps": _rate(),
 		"frame_ms": Performance.get_monitor(Performance.TIME_PROCESS) * 1000.0,
 		"physics_ms": Performance.get_monitor(Performance.TIME_PHYSICS_PROCESS) * 1000.0,
 		"memory_static_bytes": int(Performance.get_monitor(Performance.MEMORY_STATIC)),
@@ -541,6 +556,8 @@ func _cmd_cancel(id: Variant, target: Variant) -> void:
 		_step_left = 0
 		paused = true
 		dropped = true
+	if _drop_timer(target):
+		dropped = true
 	if dropped and not _inputs.is_empty():
 		_advance_inputs()
 	_send({"id": id, "ok": true, "cancelled": dropped})
@@ -611,6 +628,10 @@ func _advance_inputs() -> void:
 		if job.wait > 0:
 			job.wait -= 1
 			return
+		if job.until >= 0.0:
+			if not _reached(job.until):
+				return
+			job.until = -1.0
 		if job.queue.is_empty():
 			_inputs.remove_at(0)
 			_send({"id": job.id, "ok": true, "applied": job.applied,
@@ -619,7 +640,16 @@ func _advance_inputs() -> void:
 		var ev: Dictionary = job.queue.pop_front()
 		var kind: String = str(ev.get("type", ""))
 		var is_release: bool = _as_bool(ev.get("_release", false), false)
+		if kind == "wait" and ev.has("seconds"):
+			# Game seconds after the event before it (a tap's press), or after what came
+			# before: waits in a row add up.
+			var since: float = job.mark if job.mark >= 0.0 else _game_time
+			job.until = since + maxf(_as_float(ev.get("seconds", 0.0), 0.0), 0.0)
+			job.mark = job.until
+			job.applied += 1
+			continue
 		if kind == "wait":
+			job.mark = -1.0
 			job.wait = _as_int(ev.get("frames", 1), 1)
 			if not is_release:
 				job.applied += 1
@@ -640,6 +670,7 @@ func _advance_inputs() -> void:
 			k += 1
 		if not is_release:
 			job.applied += 1
+			job.mark = _game_time
 		if tap:
 			var release: Dictionary = ev.duplicate()
 			release["pressed"] = false
@@ -1774,3 +1805,71 @@ func _close(code: int) -> void:
 	_stepping = false
 	_peer.disconnect_from_host()
 	quit(code)
+
+
+# -- game time and the frame rate (docs/godot.md, "Game time and the frame rate") ------------
+
+const RATE_WINDOW_US: int = 500000  # a rate is measured over at least this much of the last frames
+const RATE_SPACING_US: int = 5000  # samples are this far apart at least: 256 cover over a second
+const RATE_SAMPLES: int = 256
+
+
+# Once a frame, first: the tree's time advances by the step it processed last frame (scaled by
+# time_scale, none while paused), and the frame is sampled for the rate.
+func _tick(delta: float) -> void:
+	if not paused:
+		_game_time += _last_delta
+	_last_delta = delta
+	_frames_seen += 1
+	_tick_us = Time.get_ticks_usec()
+	if _rate_us.is_empty() or _tick_us - int(_rate_us.back()) >= RATE_SPACING_US:
+		_rate_us.append(_tick_us)
+		_rate_frames.append(_frames_seen)
+		if _rate_us.size() > RATE_SAMPLES:
+			_rate_us.pop_front()
+			_rate_frames.pop_front()
+
+
+# Frames a second over the shortest run of the last frames that spans RATE_WINDOW_US; null
+# until the game's frames span that long (never the engine's first-second placeholder).
+func _rate() -> Variant:
+	var i: int = _rate_us.size() - 1
+	while i >= 0:
+		var span: int = _tick_us - int(_rate_us[i])
+		if span >= RATE_WINDOW_US:
+			return float(_frames_seen - int(_rate_frames[i])) * 1000000.0 / float(span)
+		i -= 1
+	return null
+
+
+func _reached(until: float) -> bool:
+	return _game_time >= until - 0.000001
+
+
+# {"cmd": "after", "seconds": S}: answered once S seconds of game time have passed.
+func _cmd_after(id: Variant, cmd: Dictionary) -> void:
+	var seconds: float = maxf(_as_float(cmd.get("seconds", 0.0), 0.0), 0.0)
+	_timers.append({"id": id, "until": _game_time + seconds})
+
+
+func _advance_timers() -> void:
+	var i: int = 0
+	while i < _timers.size():
+		var timer: Dictionary = _timers[i]
+		if _reached(float(timer["until"])):
+			_send({"id": timer["id"], "ok": true, "frame": Engine.get_process_frames(),
+				"time": _game_time})
+			_timers.remove_at(i)
+		else:
+			i += 1
+
+
+func _drop_timer(target: Variant) -> bool:
+	var i: int = 0
+	while i < _timers.size():
+		var timer: Dictionary = _timers[i]
+		if timer["id"] == target:
+			_timers.remove_at(i)
+			return true
+		i += 1
+	return false

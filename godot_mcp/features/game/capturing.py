@@ -61,7 +61,6 @@ log = logging.getLogger(__name__)
 MIN_FRAMES, MAX_FRAMES = 2, 300
 MIN_FPS, MAX_FPS = 1, 60
 MAX_RECORD_SECONDS = 30
-FPS_SETTLES = 2.5  # seconds after its start before a game's own frame rate means anything
 _PROGRESS_S = 0.25  # how often a recording's frames are counted
 
 
@@ -231,17 +230,15 @@ class Captures(Commands):
         raise GameTimeout(
             f"the recording got {len(seen)} of {len(paths)} frames within {now - started:.0f} s "
             f"({drew}); nothing was registered",
-            fps=round(rate, 3),
+            fps=float(f"{rate:.3g}") if seen else None,
             frames_captured=len(seen),
         )
 
     async def _measured_fps(self) -> float:
-        """The game's own frame rate now (0 when it has not measured one yet: the engines
-        count frames a second at a time, and say 0 or 1 before the first count is in)."""
-        if time.monotonic() - self._born < FPS_SETTLES:
-            return 0.0
+        """The game's own frame rate now, over at least its last 0.5 s of frames (0 when it
+        has not measured one yet)."""
         try:
-            return (await self.ping(5)).fps
+            return (await self.ping(5)).fps or 0.0
         except GameTimeout:
             return 0.0
 

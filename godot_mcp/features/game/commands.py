@@ -32,6 +32,7 @@ from godot_mcp.features.game.protocol import (
     Clock,
     Perf,
     Ping,
+    Reached,
     Scripts,
     Tree,
     Values,
@@ -56,6 +57,10 @@ class Commands(RunningGame):
     async def ping(self, timeout: float = 10) -> Ping:
         """The frame the game is at and its measured rate."""
         return Ping.parse(await self._command("ping", timeout))
+
+    async def after(self, seconds: float, timeout: float) -> Reached:
+        """Answer once ``seconds`` of game time have passed (``Ping.time``: paused, none)."""
+        return Reached.parse(await self._command("after", timeout, seconds=seconds))
 
     async def send_input(self, events: Sequence[Any], timeout: float = 30) -> Applied:
         """Apply the input events in order (waits included)."""

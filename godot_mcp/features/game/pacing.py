@@ -53,10 +53,10 @@ def recording_bound(frames: int, fps: int, measured: float) -> float:
     rate = min(float(fps), measured) if measured > 0 else float(fps)
     bound = frames / rate + SLACK
     if bound > MAX_RECORD_WAIT:
+        runs = f"the game runs at {fps_text(measured)} fps" if measured > 0 else "not measured yet"
         raise GameInvalid(
-            f"{frames} frames at {fps_text(rate)} fps (the game runs at {fps_text(measured)} "
-            f"fps) would take {bound:.0f} s; a recording waits at most {MAX_RECORD_WAIT} s: "
-            "ask for fewer frames"
+            f"{frames} frames at {fps_text(rate)} fps ({runs}) would take {bound:.0f} s; a "
+            f"recording waits at most {MAX_RECORD_WAIT} s: ask for fewer frames"
         )
     return bound
 

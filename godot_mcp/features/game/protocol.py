@@ -21,6 +21,8 @@ from godot_mcp.features.game.scenetree import COLLAPSE_RUN
 # level at most a few JSON levels deep. Deeper is a forged reply, refused before anything
 # recurses into it.
 MAX_DEPTH = 64
+# The fastest a game's measured rate can honestly be (a frame a microsecond); faster is forged.
+MAX_FPS = 1_000_000.0
 
 __all__ = [
     "Applied",
@@ -31,6 +33,7 @@ __all__ = [
     "Malformed",
     "Perf",
     "Ping",
+    "Reached",
     "Ready",
     "Tree",
     "Values",
@@ -84,6 +87,16 @@ class _Reply:
         if not math.isfinite(value):
             raise malformed(self.cmd, key, "is not finite")
         return value
+
+    def rate(self, key: str) -> float | None:
+        """A measured frame rate: null until the game measured one, else a number in
+        ``[0, MAX_FPS]``, kept to 3 significant digits (decimals below 1 fps)."""
+        if key in self.reply and self.reply[key] is None:
+            return None
+        value = self.number(key)
+        if not 0 <= value <= MAX_FPS:
+            raise malformed(self.cmd, key, f"is outside 0..{MAX_FPS:g}")
+        return float(f"{value:.3g}") if value < 1000 else round(value)
 
     def flag(self, key: str) -> bool:
         value = self._get(key, False)
@@ -157,15 +170,31 @@ class Ready:
 
 @dataclass(frozen=True)
 class Ping:
-    """The frame the game is at and its measured frames per second."""
+    """The frame the game is at, its frames per second over at least the last 0.5 s (None
+    before its frames span that long) and its game time in seconds."""
 
     frame: int
-    fps: float
+    fps: float | None
+    time: float = 0.0
 
     @classmethod
     def parse(cls, reply: Any) -> Ping:
         r = _Reply("ping", reply)
-        return cls(r.count("frame"), max(0.0, float(r.number("fps"))))
+        time = r.number("time") if "time" in reply else 0.0
+        if time < 0:
+            raise malformed("ping", "time", "is negative")
+        return cls(r.count("frame"), r.rate("fps"), float(time))
+
+
+@dataclass(frozen=True)
+class Reached:
+    """``after``: the frame at which the game time asked for had passed."""
+
+    frame: int
+
+    @classmethod
+    def parse(cls, reply: Any) -> Reached:
+        return cls(_Reply("after", reply).count("frame"))
 
 
 @dataclass(frozen=True)
@@ -318,7 +347,7 @@ class Called:
 class Perf:
     """``perf``: the engine's own monitors, read at one frame."""
 
-    fps: float
+    fps: float | None  # None until the game's frames span 0.5 s
     frame_ms: float
     physics_ms: float
     memory_static_bytes: int
@@ -332,7 +361,7 @@ class Perf:
     def parse(cls, reply: Any) -> Perf:
         r = _Reply("perf", reply)
         return cls(
-            fps=r.number("fps"),
+            fps=r.rate("fps"),
             frame_ms=r.number("frame_ms"),
             physics_ms=r.number("physics_ms"),
             memory_static_bytes=r.count("memory_static_bytes"),

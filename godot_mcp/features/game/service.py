@@ -41,6 +41,7 @@ from godot_mcp.features.game import (
     Preview,
     decode_cursor,
     downscale,
+    input_timeout,
     open_game_stream,
     project_file_warnings,
     validate_recording,
@@ -315,7 +316,8 @@ class GameService:
 
     async def send_input(self, caller: Caller, session_id: str, events: Sequence[Any]) -> Applied:
         """Inject input events into the caller's game, in order."""
-        return await self.get(caller, session_id).game.send_input(events, timeout=30)
+        game = self.get(caller, session_id).game
+        return await game.send_input(events, timeout=input_timeout(list(events)))
 
     async def tree(
         self,

@@ -38,6 +38,7 @@ from godot_mcp.features.game.scenetree import (
     check_name,
     check_script,
 )
+from godot_mcp.features.game.waiting import MAX_WAIT_SECONDS
 from godot_mcp.mcp.budget import Budget, cost, fit_text, marker
 from godot_mcp.mcp.describe import artifact_dict, resource_link
 from godot_mcp.mcp.disclosure import WRITES_DISABLED
@@ -439,7 +440,10 @@ _EVENT_FIELDS: dict[str, dict[str, Any]] = {
     },
     "mouse_motion": {"x": NUMBER, "y": NUMBER},
     "text": {"text": {"type": "string", "minLength": 1, "maxLength": 1000}},
-    "wait": {"frames": {"type": "integer", "minimum": 1, "maximum": 600}},
+    "wait": {
+        "frames": {"type": "integer", "minimum": 1, "maximum": 600},
+        "seconds": {"type": "number", "minimum": 0.01, "maximum": MAX_WAIT_SECONDS},
+    },
 }
 _EVENT_REQUIRED = {
     "action": ["action"],
@@ -449,7 +453,7 @@ _EVENT_REQUIRED = {
     "joypad_motion": ["axis", "value"],
     "mouse_motion": ["x", "y"],
     "text": ["text"],
-    "wait": ["frames"],
+    "wait": [],
 }
 EVENT_SCHEMA = {
     "oneOf": [
@@ -474,6 +478,22 @@ def check_events(events: list[Any]) -> list[Any]:
         if not _EVENTS.is_valid(event):
             fields = ", ".join(sorted(_EVENT_FIELDS[kind]))
             raise InvalidArgument(f"events[{i}] is not a valid {kind} event (fields: {fields})")
+    return events
+
+
+def check_input_events(events: list[Any]) -> list[Any]:
+    """``check_events``; each wait in frames or in game seconds, and at most
+    ``MAX_WAIT_SECONDS`` game seconds of waits in all."""
+    check_events(events)
+    for i, event in enumerate(events):
+        if event["type"] == "wait" and len(event) != 2:
+            raise InvalidArgument(f"events[{i}] waits either frames or seconds (one of them)")
+    waited = sum(e.get("seconds", 0) for e in events if e["type"] == "wait")
+    if waited > MAX_WAIT_SECONDS:
+        raise InvalidArgument(
+            f"the waits add up to {waited:g} game seconds; one call waits at most "
+            f"{MAX_WAIT_SECONDS} (send the rest in another call)"
+        )
     return events
 
 
@@ -569,7 +589,7 @@ TOOLS += [
                 min_items=1,
                 max_items=100,
                 schema_extra={"items": EVENT_SCHEMA},
-                check=check_events,
+                check=check_input_events,
             ),
         ),
         answer={"applied": INTEGER, "frame": INTEGER},
@@ -765,14 +785,18 @@ UNTIL_SCHEMA = {
     "oneOf": [
         {
             "type": "object",
-            "properties": {"frames": {"type": "integer", "minimum": 1, "maximum": 3600}},
-            "required": ["frames"],
+            "properties": {"node": {"type": "string", "minLength": 1, "maxLength": 1024}},
+            "required": ["node"],
             "additionalProperties": False,
         },
         {
             "type": "object",
-            "properties": {"node": {"type": "string", "minLength": 1, "maxLength": 1024}},
-            "required": ["node"],
+            "properties": {
+                "frames": {"type": "integer", "minimum": 1, "maximum": 3600},
+                "seconds": {"type": "number", "minimum": 0.01, "maximum": MAX_WAIT_SECONDS},
+            },
+            "minProperties": 1,
+            "maxProperties": 1,
             "additionalProperties": False,
         },
         {
@@ -781,8 +805,14 @@ UNTIL_SCHEMA = {
                 "node": {"type": "string", "minLength": 1, "maxLength": 1024},
                 "property": {"type": "string", "minLength": 1, "maxLength": 200},
                 "equals": VALUE,
+                "not_equals": {},
+                "less": NUMBER,
+                "greater": NUMBER,
+                "changed": {"const": True},
             },
-            "required": ["node", "property", "equals"],
+            "required": ["node", "property"],
+            "minProperties": 3,
+            "maxProperties": 3,
             "additionalProperties": False,
         },
         {
@@ -802,8 +832,9 @@ _UNTIL = Draft202012Validator(UNTIL_SCHEMA)
 def check_until(until: dict[str, Any]) -> dict[str, Any]:
     if not _UNTIL.is_valid(until):
         raise InvalidArgument(
-            'until must be one of {"frames": N}, {"node": PATH}, '
-            '{"node": PATH, "property": NAME, "equals": VALUE}, {"log": TEXT, "cursor"?: CURSOR}'
+            'until must be one of {"frames": N}, {"seconds": S}, {"node": PATH}, '
+            '{"node": PATH, "property": NAME, and one of "equals": VALUE, "not_equals": VALUE, '
+            '"less": NUMBER, "greater": NUMBER, "changed": true}, {"log": TEXT, "cursor"?: CURSOR}'
         )
     return until
 
@@ -820,11 +851,11 @@ TOOLS += [
     Tool(
         "runtime.wait",
         "Wait for something in a game",
-        "Wait (bounded) until a number of frames passed, a node exists, a property equals a "
-        "value, or a new log line contains a text (new: after the call starts, or after `cursor` "
-        "from {runtime.log.read}, so a line printed by the input just sent is not missed); on "
-        "timeout answers timeout with the last value seen. Other calls on the same session go on "
-        "meanwhile.",
+        "Wait (bounded) until frames or game seconds passed, a node exists, a property meets "
+        "its condition, or a new log line contains a text (new: after the call starts, or "
+        "after `cursor` from {runtime.log.read}, so a line printed by the input just sent is "
+        "not missed); on timeout answers timeout with the last value seen. Other calls on the "
+        "same session go on meanwhile.",
         wait,
         args=(
             SESSION_ID,

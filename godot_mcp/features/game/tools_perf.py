@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 FIELDS = {
-    "fps": NUMBER,
+    "fps": {"anyOf": [NUMBER, NULL]},
     "frame_ms": NUMBER,
     "physics_ms": NUMBER,
     "memory_static_bytes": INTEGER,
@@ -36,7 +36,8 @@ TOOLS = [
     Tool(
         "runtime.perf.read",
         "Read a game's performance",
-        "The engine's own performance monitors, read at one frame in one round trip: fps, "
+        "The engine's own performance monitors, read at one frame in one round trip: fps "
+        "(null until 0.5 s of frames), "
         "frame_ms (process time), physics_ms, memory_static_bytes, objects, nodes, "
         "orphan_nodes, draw_calls (null where nothing draws, e.g. headless) and the frame "
         "they were read at.",

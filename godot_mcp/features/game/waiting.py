@@ -1,23 +1,38 @@
-"""Bounded waits on a running game: a frame count, a node, a property value, a log line.
+"""Bounded waits on a running game: a frame count, game seconds, a node, a property value,
+a log line.
 
-Each polls the game once a frame over the bridge (other commands on the session go on
-meanwhile) and ends within its timeout.
+A property wait compares with ``equals``, ``not_equals``, ``less``, ``greater`` (numbers: a
+value that is not one is refused at once, typed) or ``changed`` (any value other than the
+first one read). Each polls the game once a frame over the bridge (other commands on the
+session go on meanwhile) and ends within its timeout.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any
 
 import anyio
 
 from godot_mcp.errors import Timeout
-from godot_mcp.features.game.errors import GameNotFound
+from godot_mcp.features.game.errors import GameInvalid, GameNotFound
 from godot_mcp.features.game.log import GameLog
 from godot_mcp.features.game.session import GameSession
 
 FRAME_S = 1 / 60
 LOG_POLL_S = 0.05
+MAX_WAIT_SECONDS = 30  # game seconds one wait, or one input call's waits, may ask for
+INPUT_TIMEOUT = 30.0  # seconds an input call may take, besides its waits in game seconds
+SECONDS_TIMEOUT_CAP = 90.0  # seconds an input call may take at most, however slow the game
+
+
+def input_timeout(events: list[Any]) -> float:
+    """How long an input call may take: ``INPUT_TIMEOUT``, plus twice its waits in game
+    seconds (a game time scale of 1 runs them in about as many wall seconds, at any frame
+    rate), at most ``SECONDS_TIMEOUT_CAP``."""
+    waited = sum(e.get("seconds", 0) for e in events if e.get("type") == "wait")
+    return min(INPUT_TIMEOUT + 2 * waited, SECONDS_TIMEOUT_CAP)
 
 
 def same(got: Any, want: Any) -> bool:
@@ -33,13 +48,49 @@ def same(got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
+CONDITIONS = ("equals", "not_equals", "less", "greater", "changed")
+_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def as_number(value: Any, prop: str) -> float:
+    """A property's value as a number (non-finite floats too); anything else is refused:
+    ``less`` and ``greater`` compare numbers."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    special = value.get("value") if isinstance(value, dict) else None
+    if value == {"type": "float", "value": special} and special in ("nan", "inf", "-inf"):
+        return _NON_FINITE[special]
+    kind = value.get("type", "Dictionary") if isinstance(value, dict) else type(value).__name__
+    if not isinstance(kind, str) or not kind.isidentifier() or len(kind) > 40:
+        kind = "value"  # the game names its own types: a forged name is not repeated
+    kind = {"str": "String", "NoneType": "null", "list": "Array"}.get(kind, kind)
+    raise GameInvalid(f"{prop} is a {kind}, not a number: less and greater compare numbers")
+
+
+def holds(until: dict[str, Any], value: Any, first: Any) -> bool:
+    """Whether a property wait's condition holds for ``value`` (``first``: the value read when
+    the wait began, for ``changed``)."""
+    if "equals" in until:
+        return same(value, until["equals"])
+    if "not_equals" in until:
+        return not same(value, until["not_equals"])
+    if "changed" in until:
+        return not same(value, first)
+    number = as_number(value, until["property"])
+    if "less" in until:
+        return number < until["less"]
+    return number > until["greater"]
+
+
 async def wait_until(
     game: GameSession, until: dict[str, Any], mark: int, timeout: float
 ) -> dict[str, Any]:
-    """Wait for ``until`` (``frames``; ``log`` text after log sequence ``mark``; ``node``
-    with ``property`` ``equals``; ``node``); answers ``{frame, value?}``. On timeout raises
-    Timeout with the frame and the last value seen."""
+    """Wait for ``until`` (``frames``; ``seconds`` of game time; ``log`` text after log
+    sequence ``mark``; ``node`` with ``property`` and a condition of ``CONDITIONS``; ``node``);
+    answers ``{frame, value?}``. On timeout raises Timeout with the frame and the last value
+    seen."""
     last: dict[str, Any] = {}
+    first: list[Any] = []  # the value read first, for ``changed``
 
     async def frame() -> int:
         return (await game.ping()).frame
@@ -58,6 +109,8 @@ async def wait_until(
         if "frames" in until:
             wait = [{"type": "wait", "frames": until["frames"]}]
             return {"frame": (await game.send_input(wait, timeout=timeout + 1)).frame}
+        if "seconds" in until:
+            return {"frame": (await game.after(until["seconds"], timeout=timeout + 1)).frame}
         while True:
             if "log" in until:
                 page = game.log.read(mark, 1000, "print")
@@ -69,7 +122,9 @@ async def wait_until(
                 with contextlib.suppress(GameNotFound):  # not there yet
                     values = await game.get(until["node"], [until["property"]])
                     last["value"] = values.values.get(until["property"])
-                    if same(last["value"], until["equals"]):
+                    if not first:
+                        first.append(last["value"])
+                    if holds(until, last["value"], first[0]):
                         return {"frame": await frame(), "value": last["value"]}
             else:
                 with contextlib.suppress(GameNotFound):
