@@ -129,12 +129,11 @@ TOOLS = [
     Tool(
         "project.export",
         "Export the project",
-        "Export the project with one of its presets, or with the engine's default options for a "
-        "platform (pack needs no templates; release and debug need that platform's); give "
-        "exactly one of preset and platform. Answers at once with the export's id, while Godot "
-        "exports a private copy (seconds to minutes; disk for a copy plus the outputs). Follow "
-        "it with {project.export.status}. warnings, when present, say what to know of the "
-        "outputs.",
+        "Export the project with one of its presets, or a platform's default options (pack needs "
+        "no templates; release and debug need that platform's); exactly one of preset and "
+        "platform. Answers at once with the export's id while Godot exports a private copy "
+        "(seconds to minutes); follow it with {project.export.status}. warnings say what to "
+        "know of the outputs.",
         export_start,
         args=(
             Arg(

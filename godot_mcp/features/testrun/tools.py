@@ -146,16 +146,14 @@ TOOLS = [
     Tool(
         "project.test",
         "Run the project's own tests",
-        "Run the project's GUT (addons/gut) or gdUnit4 (addons/gdUnit4) tests with the "
-        "framework's own runner, headless, on a private copy: the project is not changed. "
-        "outcome ok whenever the runner wrote its report, whatever the tests' result: counts are "
-        "the report's test cases; failures lists each failed or erroring test once with its "
-        "message and, where the framework gives it, res:// path and line; report is the runner's "
-        "JUnit XML as an artifact; log_tail, the runner's last lines. A runner that crashes, "
-        "outlasts timeout_seconds or writes no report answers failed or timeout, with log_tail. "
-        "Progress notifications follow the run, which can outlast a client's 60 s request "
-        "timeout: raise it, or give a smaller timeout_seconds. Holds an export slot while it "
-        "runs.",
+        "Run the project's GUT or gdUnit4 tests with the framework's own runner, headless, on a "
+        "private copy (the project is not changed; an unchanged project's import is reused). "
+        "outcome ok whenever the runner wrote its report, whatever the result: counts are its "
+        "test cases; failures each failed or erroring test with its message and, where given, "
+        "res:// path, line and code; report, the JUnit XML artifact; log_tail, the runner's last "
+        "lines. A crash, no report or outlasting timeout_seconds answers failed or timeout. "
+        "Progress follows the run; it can outlast a client's 60 s request timeout. Holds an "
+        "export slot.",
         project_test,
         args=(
             Arg(
