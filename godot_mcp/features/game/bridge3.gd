@@ -181,6 +181,8 @@ func _handle(line: String) -> void:
 		_cmd_node(id, name, cmd)
 	elif name == "perf":
 		_cmd_perf(id)
+	elif name == "inspect":
+		_cmd_inspect(id, cmd)
 	elif name == "scripts":
 		_send({"id": id, "ok": true, "scripts": _loaded_scripts()})
 	elif name == "reload":
@@ -1047,3 +1049,371 @@ func _close(code: int) -> void:
 	_job = {}
 	_peer.disconnect_from_host()
 	quit(code)
+
+
+# -- inspect: a node's script, methods, wiring, groups and properties (docs/godot.md) --------
+# Godot 3 keeps no line numbers or argument names in a script's method list and cannot ask a
+# script its class_name: they are read from its source and the global class list.
+
+const INSPECT_MAX := 200  # items a list
+const INSPECT_VALUE_CHARS := 16384  # a property value's JSON past this is left out, sized
+const INSPECT_ALL := ["script", "methods", "signals", "groups", "properties"]
+const _ENGINE_GROUPS := ["idle_process", "idle_process_internal", "physics_process",
+	"physics_process_internal"]
+const _POOL_NAMES := {TYPE_RAW_ARRAY: "PoolByteArray", TYPE_INT_ARRAY: "PoolIntArray",
+	TYPE_REAL_ARRAY: "PoolRealArray", TYPE_STRING_ARRAY: "PoolStringArray",
+	TYPE_VECTOR2_ARRAY: "PoolVector2Array", TYPE_VECTOR3_ARRAY: "PoolVector3Array",
+	TYPE_COLOR_ARRAY: "PoolColorArray"}
+var _func_re: RegEx = null
+var _class_re: RegEx = null
+var _script_methods := {}  # a script's instance id -> {method name: true}, for one inspect
+
+
+func _cmd_inspect(id, cmd: Dictionary) -> void:
+	var path := str(cmd.get("path", ""))
+	var node: Node = root.get_node_or_null(NodePath(path)) if path != "" else null
+	if node == null:
+		_fail(id, "not_found", "no node at %s" % path)
+		return
+	var include = cmd.get("include", INSPECT_ALL)
+	if typeof(include) != TYPE_ARRAY:
+		include = INSPECT_ALL
+	if _func_re == null:
+		_func_re = RegEx.new()
+		_func_re.compile("^(?:@[\\w.]+(?:\\([^)]*\\))?\\s+)*(?:(?:static|remote|master|puppet|slave|sync"
+			+ "|remotesync|mastersync|puppetsync)\\s+)*func\\s+([A-Za-z_]\\w*)\\s*\\(")
+		_class_re = RegEx.new()
+		_class_re.compile("(?m)^class_name\\s+([A-Za-z_]\\w*)")
+	_script_methods = {}
+	var chain := []
+	var script = node.get_script()
+	while script != null and chain.size() < 64:
+		chain.append(script)
+		script = script.get_base_script()
+	var truncated := []
+	var reply := {"id": id, "ok": true, "class": node.get_class()}
+	if "script" in include:
+		reply["script"] = _inspect_script(chain)
+	if "methods" in include:
+		reply["methods"] = _inspect_methods(chain, truncated)
+	if "signals" in include:
+		reply["signals"] = _inspect_signals(node, chain, truncated)
+		reply["connected_in"] = _inspect_incoming(node, truncated)
+	if "groups" in include:
+		reply["groups"] = _inspect_groups(node, truncated)
+	if "properties" in include:
+		reply["properties"] = _inspect_properties(node, chain, truncated)
+	reply["truncated"] = truncated
+	_script_methods = {}
+	_send(reply)
+
+
+func _inspect_script(chain: Array):
+	if chain.empty():
+		return null
+	var script = chain[0]
+	var out := {"path": script.resource_path}
+	var name := _script_class_name(script)
+	if name != "":
+		out["class_name"] = name
+	if chain.size() > 1:
+		var base = chain[1]
+		out["extends"] = base.resource_path if base.resource_path != "" else _script_class_name(base)
+	else:
+		out["extends"] = str(script.get_instance_base_type())
+	return out
+
+
+func _script_class_name(script) -> String:
+	var path: String = script.resource_path
+	if path != "" and ProjectSettings.has_setting("_global_script_classes"):
+		var listed = ProjectSettings.get_setting("_global_script_classes")
+		if typeof(listed) == TYPE_ARRAY:
+			for entry in listed:
+				if typeof(entry) == TYPE_DICTIONARY and str(entry.get("path", "")) == path:
+					return str(entry.get("class", ""))
+	var found = _class_re.search(_source_of(script))
+	return found.get_string(1) if found != null else ""
+
+
+func _source_of(script) -> String:
+	if not (script is GDScript):
+		return ""
+	return script.source_code
+
+
+# The script's own methods, then those of each script it extends, each in source order with
+# its func line; engine methods and Godot 3's implicit _init never (only what a source writes).
+func _inspect_methods(chain: Array, truncated: Array) -> Array:
+	var out := []
+	for i in range(chain.size()):
+		var script = chain[i]
+		var listed := {}  # name -> the engine's argument list; a script's own come first
+		for m in script.get_script_method_list():
+			var mname := str(m.get("name", ""))
+			if not listed.has(mname):
+				listed[mname] = m.get("args", [])
+		var source := _source_of(script)
+		var found := []
+		if source != "":
+			found = _source_funcs(source)
+		else:  # no source: what this script adds to its base's list, without a line
+			var base_names := {}
+			if i + 1 < chain.size():
+				for m in chain[i + 1].get_script_method_list():
+					base_names[str(m.get("name", ""))] = true
+			for mname in listed:
+				if not base_names.has(mname) and mname != "_init":
+					found.append([mname, null, []])
+		for f in found:
+			if not listed.has(f[0]):
+				continue
+			if out.size() >= INSPECT_MAX:
+				truncated.append("methods")
+				return out
+			out.append({"name": f[0], "args": _arg_names(listed[f[0]], f[2]),
+				"path": script.resource_path, "line": f[1]})
+	return out
+
+
+# [name, line, argument names] of each top-level func of a source, in order.
+func _source_funcs(source: String) -> Array:
+	var out := []
+	var lines := source.split("\n")
+	for i in range(lines.size()):
+		var line: String = lines[i]
+		if line == "" or line[0] == "\t" or line[0] == " " or line[0] == "#":
+			continue
+		var found = _func_re.search(line)
+		if found != null:
+			out.append([found.get_string(1), i + 1, _source_args(lines, i, found.get_end())])
+	return out
+
+
+# The argument names of a func whose "(" ends at `at` of line `row` (it may span lines).
+func _source_args(lines: PoolStringArray, row: int, at: int) -> Array:
+	var parts := []
+	var part := ""
+	var depth := 1
+	var quote := ""
+	var r := row
+	var text: String = lines[row].substr(at, lines[row].length() - at)
+	while depth > 0:
+		for k in range(text.length()):
+			var c: String = text[k]
+			if quote != "":
+				if c == quote:
+					quote = ""
+			elif c == "\"" or c == "'":
+				quote = c
+			elif c == "#":
+				break
+			elif c == "(" or c == "[" or c == "{":
+				depth += 1
+			elif c == ")" or c == "]" or c == "}":
+				depth -= 1
+				if depth == 0:
+					break
+			elif c == "," and depth == 1:
+				parts.append(part)
+				part = ""
+				continue
+			part += c
+		r += 1
+		if depth == 0 or r >= lines.size() or r > row + 64:
+			break
+		text = lines[r]
+		part += " "
+	parts.append(part)
+	var names := []
+	for p in parts:
+		var name: String = p.strip_edges()
+		for sep in [":", "=", " "]:
+			var cut := name.find(sep)
+			if cut >= 0:
+				name = name.substr(0, cut).strip_edges()
+		if name != "":
+			names.append(name)
+	return names
+
+
+# The engine's argument names where it kept them all, else the source's.
+func _arg_names(listed, from_source: Array) -> Array:
+	var names := []
+	if typeof(listed) == TYPE_ARRAY:
+		for a in listed:
+			var aname := str(a.get("name", "")) if typeof(a) == TYPE_DICTIONARY else ""
+			if aname == "":
+				return from_source
+			names.append(aname)
+	return names if not names.empty() or from_source.empty() else from_source
+
+
+# Every signal the script declares (with or without connections), then every other signal of
+# the node that has a connection the project made.
+func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
+	var names := []
+	var declared := {}
+	if not chain.empty():
+		for s in chain[0].get_script_signal_list():
+			var sname := str(s.get("name", ""))
+			if not declared.has(sname):
+				declared[sname] = true
+				names.append(sname)
+	for s in node.get_signal_list():
+		var sname := str(s.get("name", ""))
+		if not declared.has(sname) and not sname in names:
+			names.append(sname)
+	var out := []
+	for sname in names:
+		var connections := []
+		for c in node.get_signal_connection_list(sname):
+			var target = c.get("target")
+			var method := str(c.get("method", ""))
+			if not _made_by_project(target, method, int(c.get("flags", 0))):
+				continue
+			if connections.size() >= INSPECT_MAX:
+				if not "signals" in truncated:
+					truncated.append("signals")
+				break
+			connections.append({"node": _object_name(target), "method": method})
+		if declared.has(sname) or not connections.empty():
+			if out.size() >= INSPECT_MAX:
+				if not "signals" in truncated:
+					truncated.append("signals")
+				break
+			out.append({"name": sname, "connections": connections})
+	return out
+
+
+# Other objects' signals connected to this node's methods.
+func _inspect_incoming(node: Node, truncated: Array) -> Array:
+	var out := []
+	for c in node.get_incoming_connections():
+		var source = c.get("source")
+		var sname := str(c.get("signal_name", ""))
+		var method := str(c.get("method_name", ""))
+		if typeof(source) != TYPE_OBJECT or not is_instance_valid(source) or source == node:
+			continue
+		var flags := 0
+		for o in source.get_signal_connection_list(sname):
+			if o.get("target") == node and str(o.get("method", "")) == method:
+				flags = int(o.get("flags", 0))
+				break
+		if not _made_by_project(node, method, flags):
+			continue
+		if out.size() >= INSPECT_MAX:
+			truncated.append("connected_in")
+			break
+		out.append({"node": _object_name(source), "signal": sname, "method": method})
+	return out
+
+
+# A connection the project made (in a scene, or in its code), not one the engine makes for
+# itself: to its own internal methods, a viewport, a container's sorting, or this bridge.
+func _made_by_project(target, method: String, flags: int) -> bool:
+	if typeof(target) != TYPE_OBJECT or not is_instance_valid(target) or target == self:
+		return false
+	if flags & CONNECT_PERSIST:
+		return true
+	if _script_defines(target, method):
+		return true
+	if method.begins_with("_") or target is Viewport:
+		return false
+	return not (target is Container and method == "queue_sort")
+
+
+func _script_defines(target: Object, method: String) -> bool:
+	var script = target.get_script()
+	if script == null:
+		return false
+	var key: int = script.get_instance_id()
+	if not _script_methods.has(key):
+		var names := {}
+		for m in script.get_script_method_list():
+			names[str(m.get("name", ""))] = true
+		_script_methods[key] = names
+	return _script_methods[key].has(method)
+
+
+# A node by its absolute path; another object by its res:// path, else its class.
+func _object_name(obj) -> String:
+	if obj is Node and obj.is_inside_tree():
+		return str(obj.get_path())
+	if obj is Resource and obj.resource_path != "":
+		return obj.resource_path
+	return "<%s>" % obj.get_class()
+
+
+# The groups the project put the node in, sorted; never the engine's own.
+func _inspect_groups(node: Node, truncated: Array) -> Array:
+	var out := []
+	for g in node.get_groups():
+		var gname := str(g)
+		if gname.begins_with("_") or gname in _ENGINE_GROUPS:
+			continue
+		if gname.begins_with("root_canvas") and gname.substr(11, gname.length() - 11).is_valid_integer():
+			continue
+		out.append(gname)
+	out.sort()
+	if out.size() > INSPECT_MAX:
+		truncated.append("groups")
+		out = out.slice(0, INSPECT_MAX - 1)
+	return out
+
+
+# The script's variables (its own first, then each base's), then the stored properties whose
+# value differs from a fresh instance of the node's class.
+func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
+	var out := []
+	var seen := {"script": true}
+	for i in range(chain.size()):
+		var base_names := {}
+		if i + 1 < chain.size():
+			for p in chain[i + 1].get_script_property_list():
+				base_names[str(p.get("name", ""))] = true
+		for p in chain[i].get_script_property_list():
+			var pname := str(p.get("name", ""))
+			if seen.has(pname) or base_names.has(pname) \
+					or not (int(p.get("usage", 0)) & PROPERTY_USAGE_SCRIPT_VARIABLE):
+				continue
+			seen[pname] = true
+			if out.size() >= INSPECT_MAX:
+				truncated.append("properties")
+				return out
+			out.append(_inspect_property(p, node.get(pname)))
+	var cls := node.get_class()
+	var defaults = ClassDB.instance(cls) if ClassDB.can_instance(cls) else null
+	for p in node.get_property_list():
+		var pname := str(p.get("name", ""))
+		if seen.has(pname) or not (int(p.get("usage", 0)) & PROPERTY_USAGE_STORAGE):
+			continue
+		seen[pname] = true
+		var value = node.get(pname)
+		if defaults != null and _same(_encode(value), _encode(defaults.get(pname))):
+			continue
+		if out.size() >= INSPECT_MAX:
+			truncated.append("properties")
+			break
+		out.append(_inspect_property(p, value))
+	if defaults is Node:
+		defaults.free()
+	return out
+
+
+func _inspect_property(info: Dictionary, value) -> Dictionary:
+	var encoded = _encode(value)
+	var text := _json(encoded)
+	if text.length() > INSPECT_VALUE_CHARS:
+		encoded = {"type": "truncated", "bytes": text.to_utf8().size()}
+	var kind := int(info.get("type", TYPE_NIL))
+	var type_name := str(_TYPE_NAMES.get(kind, _POOL_NAMES.get(kind, "Variant")))
+	if kind == TYPE_NIL:
+		type_name = "Variant"
+	elif kind == TYPE_OBJECT:
+		var cls := str(info.get("class_name", ""))
+		if cls == "" and int(info.get("hint", 0)) == PROPERTY_HINT_RESOURCE_TYPE:
+			cls = str(info.get("hint_string", ""))
+		type_name = cls if cls != "" else "Object"
+	return {"name": str(info.get("name", "")), "type": type_name,
+		"exported": (int(info.get("usage", 0)) & PROPERTY_USAGE_EDITOR) != 0, "value": encoded}
