@@ -1066,6 +1066,7 @@ const _POOL_NAMES := {TYPE_RAW_ARRAY: "PoolByteArray", TYPE_INT_ARRAY: "PoolIntA
 	TYPE_COLOR_ARRAY: "PoolColorArray"}
 var _func_re: RegEx = null
 var _class_re: RegEx = null
+var _signal_re: RegEx = null
 var _script_methods := {}  # a script's instance id -> {method name: true}, for one inspect
 
 
@@ -1084,6 +1085,8 @@ func _cmd_inspect(id, cmd: Dictionary) -> void:
 			+ "|remotesync|mastersync|puppetsync)\\s+)*func\\s+([A-Za-z_]\\w*)\\s*\\(")
 		_class_re = RegEx.new()
 		_class_re.compile("(?m)^class_name\\s+([A-Za-z_]\\w*)")
+		_signal_re = RegEx.new()
+		_signal_re.compile("(?m)^signal\\s+([A-Za-z_]\\w*)")
 	_script_methods = {}
 	var chain := []
 	var script = node.get_script()
@@ -1255,11 +1258,25 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 	var names := []
 	var declared := {}
 	if not chain.empty():
+		var listed := {}
 		for s in chain[0].get_script_signal_list():
-			var sname := str(s.get("name", ""))
+			listed[str(s.get("name", ""))] = true
+		# In the order the sources declare them (the script's own first): the engine's list
+		# has no order.
+		for script in chain:
+			for found in _signal_re.search_all(_source_of(script)):
+				var sname: String = found.get_string(1)
+				if listed.has(sname) and not declared.has(sname):
+					declared[sname] = true
+					names.append(sname)
+		var rest := []
+		for sname in listed:
 			if not declared.has(sname):
-				declared[sname] = true
-				names.append(sname)
+				rest.append(sname)
+		rest.sort()
+		for sname in rest:
+			declared[sname] = true
+			names.append(sname)
 	for s in node.get_signal_list():
 		var sname := str(s.get("name", ""))
 		if not declared.has(sname) and not sname in names:

@@ -1673,6 +1673,7 @@ const INSPECT_VALUE_CHARS: int = 16384  # a property value's JSON past this is l
 const INSPECT_ALL: Array = ["script", "methods", "signals", "groups", "properties"]
 var _func_re: RegEx = null
 var _class_re: RegEx = null
+var _signal_re: RegEx = null
 var _script_methods: Dictionary = {}  # a script's instance id -> {method name: true}
 
 
@@ -1687,6 +1688,8 @@ func _cmd_inspect(id: Variant, cmd: Dictionary) -> void:
 		_func_re = RegEx.new()
 		var _e1: int = _func_re.compile("^(?:@[\\w.]+(?:\\([^)]*\\))?\\s+)*(?:static\\s+)*func\\s+([A-Za-z_]\\w*)\\s*\\(")
 		_class_re = RegEx.new()
+		_signal_re = RegEx.new()
+		var _e3: int = _signal_re.compile("(?m)^signal\\s+([A-Za-z_]\\w*)")
 		var _e2: int = _class_re.compile("(?m)^(?:@[\\w.]+(?:\\([^)]*\\))?\\s+)*class_name\\s+([A-Za-z_]\\w*)")
 	_script_methods = {}
 	var chain: Array = []
@@ -1890,13 +1893,38 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 	if not chain.is_empty():
 		var script: Script = chain[0]
 		var signals: Array = script.get_script_signal_list()
+		var listed_names: Dictionary = {}
 		var i: int = 0
 		while i < signals.size():
-			var sname: String = str(_as_dict(signals[i]).get("name", ""))
+			listed_names[str(_as_dict(signals[i]).get("name", ""))] = true
 			i += 1
-			if not declared.has(sname):
-				declared[sname] = true
-				names.append(sname)
+		# In the order the sources declare them (the script's own first), then any other.
+		var c: int = 0
+		while c < chain.size():
+			var each: Script = chain[c]
+			c += 1
+			var found: Array = _signal_re.search_all(_source_of(each))
+			var f: int = 0
+			while f < found.size():
+				var hit: RegExMatch = found[f]
+				f += 1
+				var sname: String = hit.get_string(1)
+				if listed_names.has(sname) and not declared.has(sname):
+					declared[sname] = true
+					names.append(sname)
+		var rest: Array = []
+		var keys: Array = listed_names.keys()
+		var r: int = 0
+		while r < keys.size():
+			if not declared.has(keys[r]):
+				rest.append(keys[r])
+			r += 1
+		rest.sort()
+		var k: int = 0
+		while k < rest.size():
+			declared[rest[k]] = true
+			names.append(rest[k])
+			k += 1
 	var listed: Array = node.get_signal_list()
 	var j: int = 0
 	while j < listed.size():

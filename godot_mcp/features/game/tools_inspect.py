@@ -102,6 +102,7 @@ TOOLS = [
                 "array",
                 default=list(PARTS),
                 min_items=1,
+                max_items=len(PARTS),
                 schema_extra={"items": {"enum": list(PARTS)}, "uniqueItems": True},
             ),
         ),
