@@ -416,7 +416,9 @@ def _item(r: _Reply, key: str, item: Any, cut: set[str]) -> Any:
     if key == "signals":
         out = _fields(key, item, ("name",))
         connections = _bounded(key, item, "connections", cut)
-        out["connections"] = [_fields(key, c, ("node", "method")) for c in connections]
+        out["connections"] = [
+            _fields(f"{key}.connections", c, ("node", "method")) for c in connections
+        ]
         return out
     out = _fields(key, item, ("name", "type"))
     exported = item.get("exported")

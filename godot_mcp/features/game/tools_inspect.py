@@ -24,7 +24,7 @@ _KEEP_ORDER = ("groups", "signals", "connected_in", "methods", "properties")
 
 async def node_inspect(call: Call) -> types.CallToolResult:
     a = call.args
-    include = tuple(a["include"])
+    include = PARTS if a["include"] is None else tuple(a["include"])
     read = await call.deps.games.inspect(call.caller, a["session_id"], a["path"], include)
     budget = call.budget
     items: list[tuple[str, Any]] = []
@@ -82,11 +82,10 @@ ANSWER: dict[str, Any] = {
 TOOLS = [
     Tool(
         "runtime.node.inspect",
-        "Inspect a node's code and wiring",
-        "A node's script (path, class_name, extends); its script methods with res:// path and "
-        "func line; its signals with their connections and connected_in (others' signals to "
-        "its methods); its groups; its script variables and changed properties. At most 200 "
-        "a list; truncated names cut lists.",
+        "Inspect a node",
+        "Its script (path, class_name, extends), script methods (res:// path, func line), "
+        "signals with connections, connected_in, groups, script variables and changed "
+        "properties. Lists hold at most 200; truncated names those cut.",
         node_inspect,
         args=(
             SESSION_ID,
@@ -100,9 +99,7 @@ TOOLS = [
             Arg(
                 "include",
                 "array",
-                default=list(PARTS),
-                min_items=1,
-                max_items=len(PARTS),
+                "default all",
                 schema_extra={"items": {"enum": list(PARTS)}, "uniqueItems": True},
             ),
         ),
