@@ -357,6 +357,22 @@ def big_script(engine: Engine) -> tuple[str, list[dict[str, Any]]]:
     return "\n".join(lines) + "\n", methods
 
 
+# 200 variables of 10,000 three-byte characters: 6 MB of values, more than the server reads as
+# one bridge line (4 MiB). The bridge sends what fits its reply and sizes the rest.
+WIDE = (
+    "extends Node\n\n"
+    + "".join(f'var w_{i:03d} = ""\n' for i in range(200))
+    + """
+func _ready():
+	var piece = ""
+	for i in range(1000):
+		piece += "漢漢漢漢漢漢漢漢漢漢"
+	for i in range(200):
+		set("w_%03d" % i, piece)
+"""
+)
+PIECE = "漢" * 10_000
+
 SMALL = 9_000
 DEFAULT = 512 * 1024
 SHOWN_TEXT = {"type": "String", "truncated": True, "length": 12_000, "head": "0123456789" * 1000}
@@ -371,10 +387,15 @@ async def test_an_inspection_fits_max_output_bytes_as_sent(
     source, methods = big_script(engine)
     (project / "big.gd").write_text(source)
     (project / "big.tscn").write_text(engine.scene("big.gd", "Node").replace("Root", "Big"))
+    (project / "wide.gd").write_text(WIDE)
+    (project / "wide.tscn").write_text(engine.scene("wide.gd", "Node").replace("Root", "Wide"))
     async with wire("stdio", project, tmp_path / "state", limit) as call:
 
         async def answer(args: dict[str, Any]) -> dict[str, Any]:
-            sent, message = await call("runtime_node_inspect", args)
+            return await answer_tool("runtime_node_inspect", args)
+
+        async def answer_tool(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+            sent, message = await call(tool, args)
             body = message["result"]["structuredContent"]
             assert body["outcome"] == "ok", body
             assert sent <= limit, (sent, limit)  # the guarantee, as sent
@@ -427,3 +448,23 @@ async def test_an_inspection_fits_max_output_bytes_as_sent(
                 assert props["truncated"] == ["properties"]
             else:
                 assert first["value"] == SHOWN_TEXT
+            await call("runtime_session_stop", {"session_id": sid})
+
+            # Values larger than a bridge line: what fits, the rest sized; the session serves on.
+            _, started = await call("runtime_session_start", {**start, "scene": "res://wide.tscn"})
+            sid = started["result"]["structuredContent"]["session"]["id"]
+            wide = await answer({"session_id": sid, "path": "/root/Wide"})
+            assert wide["truncated"] == ["properties"]
+            marker = {
+                "type": "truncated",
+                "bytes": len(json.dumps(PIECE, ensure_ascii=False).encode()),
+            }
+            values = [p["value"] for p in wide["properties"]]
+            assert values and all(v in (PIECE, marker) for v in values), values[:1]
+            assert [p["name"] for p in wide["properties"]] == [
+                f"w_{i:03d}" for i in range(len(values))
+            ]
+            if limit == DEFAULT:
+                assert values[0] == PIECE
+            tree = await answer_tool("runtime_scene_tree", {"session_id": sid, "depth": 1})
+            assert tree["current_scene"] == "/root/Wide"

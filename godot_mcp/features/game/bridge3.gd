@@ -1057,6 +1057,8 @@ func _close(code: int) -> void:
 
 const INSPECT_MAX := 200  # items a list
 const INSPECT_VALUE_CHARS := 16384  # a property value's JSON past this is left out, sized
+# Bytes of items one reply may carry: well under what the server reads as one line (4 MiB).
+const INSPECT_REPLY_BYTES := 1500000
 const INSPECT_ALL := ["script", "methods", "signals", "groups", "properties"]
 const _ENGINE_GROUPS := ["idle_process", "idle_process_internal", "physics_process",
 	"physics_process_internal"]
@@ -1068,6 +1070,16 @@ var _func_re: RegEx = null
 var _class_re: RegEx = null
 var _signal_re: RegEx = null
 var _script_methods := {}  # a script's instance id -> {method name: true}, for one inspect
+var _inspect_room := 0  # bytes of items the reply being built may still take
+
+
+# Whether `item` still fits the reply (its room taken if so).
+func _inspect_fits(item) -> bool:
+	var size := _json(item).to_utf8().size()
+	if size > _inspect_room:
+		return false
+	_inspect_room -= size
+	return true
 
 
 func _cmd_inspect(id, cmd: Dictionary) -> void:
@@ -1088,6 +1100,7 @@ func _cmd_inspect(id, cmd: Dictionary) -> void:
 		_signal_re = RegEx.new()
 		_signal_re.compile("(?m)^signal\\s+([A-Za-z_]\\w*)")
 	_script_methods = {}
+	_inspect_room = INSPECT_REPLY_BYTES
 	var chain := []
 	var script = node.get_script()
 	while script != null and chain.size() < 64:
@@ -1171,11 +1184,12 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 		for f in found:
 			if not listed.has(f[0]):
 				continue
-			if out.size() >= INSPECT_MAX:
+			var entry := {"name": f[0], "args": _arg_names(listed[f[0]], f[2]),
+				"path": script.resource_path, "line": f[1]}
+			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
 				truncated.append("methods")
 				return out
-			out.append({"name": f[0], "args": _arg_names(listed[f[0]], f[2]),
-				"path": script.resource_path, "line": f[1]})
+			out.append(entry)
 	return out
 
 
@@ -1289,13 +1303,14 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 			var method := str(c.get("method", ""))
 			if not _made_by_project(target, method, int(c.get("flags", 0))):
 				continue
-			if connections.size() >= INSPECT_MAX:
+			var entry := {"node": _object_name(target), "method": method}
+			if connections.size() >= INSPECT_MAX or not _inspect_fits(entry):
 				if not "signals" in truncated:
 					truncated.append("signals")
 				break
-			connections.append({"node": _object_name(target), "method": method})
+			connections.append(entry)
 		if declared.has(sname) or not connections.empty():
-			if out.size() >= INSPECT_MAX:
+			if out.size() >= INSPECT_MAX or not _inspect_fits(sname):
 				if not "signals" in truncated:
 					truncated.append("signals")
 				break
@@ -1319,10 +1334,11 @@ func _inspect_incoming(node: Node, truncated: Array) -> Array:
 				break
 		if not _made_by_project(node, method, flags):
 			continue
-		if out.size() >= INSPECT_MAX:
+		var entry := {"node": _object_name(source), "signal": sname, "method": method}
+		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
 			truncated.append("connected_in")
 			break
-		out.append({"node": _object_name(source), "signal": sname, "method": method})
+		out.append(entry)
 	return out
 
 
@@ -1373,10 +1389,13 @@ func _inspect_groups(node: Node, truncated: Array) -> Array:
 			continue
 		out.append(gname)
 	out.sort()
-	if out.size() > INSPECT_MAX:
-		truncated.append("groups")
-		out = out.slice(0, INSPECT_MAX - 1)
-	return out
+	var kept := []
+	for gname in out:
+		if kept.size() >= INSPECT_MAX or not _inspect_fits(gname):
+			truncated.append("groups")
+			break
+		kept.append(gname)
+	return kept
 
 
 # The script's variables (its own first, then each base's), then the stored properties whose
@@ -1395,10 +1414,11 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 					or not (int(p.get("usage", 0)) & PROPERTY_USAGE_SCRIPT_VARIABLE):
 				continue
 			seen[pname] = true
-			if out.size() >= INSPECT_MAX:
+			var entry := _inspect_property(p, node.get(pname))
+			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
 				truncated.append("properties")
 				return out
-			out.append(_inspect_property(p, node.get(pname)))
+			out.append(entry)
 	var cls := node.get_class()
 	var defaults = ClassDB.instance(cls) if ClassDB.can_instance(cls) else null
 	for p in node.get_property_list():
@@ -1409,10 +1429,11 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 		var value = node.get(pname)
 		if defaults != null and _same(_encode(value), _encode(defaults.get(pname))):
 			continue
-		if out.size() >= INSPECT_MAX:
+		var entry := _inspect_property(p, value)
+		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
 			truncated.append("properties")
 			break
-		out.append(_inspect_property(p, value))
+		out.append(entry)
 	if defaults is Node:
 		defaults.free()
 	return out
@@ -1421,8 +1442,9 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 func _inspect_property(info: Dictionary, value) -> Dictionary:
 	var encoded = _encode(value)
 	var text := _json(encoded)
-	if text.length() > INSPECT_VALUE_CHARS:
-		encoded = {"type": "truncated", "bytes": text.to_utf8().size()}
+	var size := text.to_utf8().size()
+	if text.length() > INSPECT_VALUE_CHARS or size > _inspect_room - 1024:  # sized, not sent
+		encoded = {"type": "truncated", "bytes": size}
 	var kind := int(info.get("type", TYPE_NIL))
 	var type_name := str(_TYPE_NAMES.get(kind, _POOL_NAMES.get(kind, "Variant")))
 	if kind == TYPE_NIL:

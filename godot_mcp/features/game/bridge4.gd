@@ -1670,11 +1670,23 @@ func _close(code: int) -> void:
 
 const INSPECT_MAX: int = 200  # items a list
 const INSPECT_VALUE_CHARS: int = 16384  # a property value's JSON past this is left out, sized
+# Bytes of items one reply may carry: well under what the server reads as one line (4 MiB).
+const INSPECT_REPLY_BYTES: int = 1500000
 const INSPECT_ALL: Array = ["script", "methods", "signals", "groups", "properties"]
 var _func_re: RegEx = null
 var _class_re: RegEx = null
 var _signal_re: RegEx = null
 var _script_methods: Dictionary = {}  # a script's instance id -> {method name: true}
+var _inspect_room: int = 0  # bytes of items the reply being built may still take
+
+
+# Whether `item` still fits the reply (its room taken if so).
+func _inspect_fits(item: Variant) -> bool:
+	var size: int = JSON.stringify(item).to_utf8_buffer().size()
+	if size > _inspect_room:
+		return false
+	_inspect_room -= size
+	return true
 
 
 func _cmd_inspect(id: Variant, cmd: Dictionary) -> void:
@@ -1692,6 +1704,7 @@ func _cmd_inspect(id: Variant, cmd: Dictionary) -> void:
 		var _e3: int = _signal_re.compile("(?m)^signal\\s+([A-Za-z_]\\w*)")
 		var _e2: int = _class_re.compile("(?m)^(?:@[\\w.]+(?:\\([^)]*\\))?\\s+)*class_name\\s+([A-Za-z_]\\w*)")
 	_script_methods = {}
+	_inspect_room = INSPECT_REPLY_BYTES
 	var chain: Array = []
 	var script: Script = node.get_script()
 	while script != null and chain.size() < 64:
@@ -1791,11 +1804,13 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 			var fname: String = str(entry[0])
 			if not listed.has(fname):
 				continue
-			if out.size() >= INSPECT_MAX:
+			var item: Dictionary = {"name": fname,
+				"args": _arg_names(_as_array(listed[fname]), _as_array(entry[2])),
+				"path": script.resource_path, "line": entry[1]}
+			if out.size() >= INSPECT_MAX or not _inspect_fits(item):
 				truncated.append("methods")
 				return out
-			out.append({"name": fname, "args": _arg_names(_as_array(listed[fname]), _as_array(entry[2])),
-				"path": script.resource_path, "line": entry[1]})
+			out.append(item)
 		i += 1
 	return out
 
@@ -1946,14 +1961,15 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 			var callable: Callable = conn.get("callable", Callable())
 			if not _made_by_project(callable, _as_int(conn.get("flags", 0), 0)):
 				continue
-			if connections.size() >= INSPECT_MAX:
+			var entry: Dictionary = {"node": _object_name(callable.get_object()),
+				"method": str(callable.get_method())}
+			if connections.size() >= INSPECT_MAX or not _inspect_fits(entry):
 				if not truncated.has("signals"):
 					truncated.append("signals")
 				break
-			connections.append({"node": _object_name(callable.get_object()),
-				"method": str(callable.get_method())})
+			connections.append(entry)
 		if declared.has(signal_name) or not connections.is_empty():
-			if out.size() >= INSPECT_MAX:
+			if out.size() >= INSPECT_MAX or not _inspect_fits(signal_name):
 				if not truncated.has("signals"):
 					truncated.append("signals")
 				break
@@ -1976,11 +1992,12 @@ func _inspect_incoming(node: Node, truncated: Array) -> Array:
 			continue
 		if not _made_by_project(callable, _as_int(conn.get("flags", 0), 0)):
 			continue
-		if out.size() >= INSPECT_MAX:
+		var entry: Dictionary = {"node": _object_name(source), "signal": str(sig.get_name()),
+			"method": str(callable.get_method())}
+		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
 			truncated.append("connected_in")
 			break
-		out.append({"node": _object_name(source), "signal": str(sig.get_name()),
-			"method": str(callable.get_method())})
+		out.append(entry)
 	return out
 
 
@@ -2042,10 +2059,15 @@ func _inspect_groups(node: Node, truncated: Array) -> Array:
 		if not gname.begins_with("_"):
 			out.append(gname)
 	out.sort()
-	if out.size() > INSPECT_MAX:
-		truncated.append("groups")
-		out = out.slice(0, INSPECT_MAX)
-	return out
+	var kept: Array = []
+	var k: int = 0
+	while k < out.size():
+		if kept.size() >= INSPECT_MAX or not _inspect_fits(out[k]):
+			truncated.append("groups")
+			break
+		kept.append(out[k])
+		k += 1
+	return kept
 
 
 # The script's variables (its own first, then each base's), then the stored properties whose
@@ -2075,10 +2097,11 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 			if seen.has(pname) or base_names.has(pname) or (usage & PROPERTY_USAGE_SCRIPT_VARIABLE) == 0:
 				continue
 			seen[pname] = true
-			if out.size() >= INSPECT_MAX:
+			var entry: Dictionary = _inspect_property(info, node.get(pname))
+			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
 				truncated.append("properties")
 				return out
-			out.append(_inspect_property(info, node.get(pname)))
+			out.append(entry)
 	var cls: StringName = StringName(node.get_class())
 	var props: Array = node.get_property_list()
 	var k: int = 0
@@ -2094,18 +2117,20 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 		var class_default: Variant = ClassDB.class_get_property_default_value(cls, StringName(prop_name))
 		if _same(_encode(value, 0), _encode(class_default, 0)):
 			continue
-		if out.size() >= INSPECT_MAX:
+		var prop_entry: Dictionary = _inspect_property(prop, value)
+		if out.size() >= INSPECT_MAX or not _inspect_fits(prop_entry):
 			truncated.append("properties")
 			break
-		out.append(_inspect_property(prop, value))
+		out.append(prop_entry)
 	return out
 
 
 func _inspect_property(info: Dictionary, value: Variant) -> Dictionary:
 	var encoded: Variant = _encode(value, 0)
 	var text: String = JSON.stringify(encoded)
-	if text.length() > INSPECT_VALUE_CHARS:
-		encoded = {"type": "truncated", "bytes": text.to_utf8_buffer().size()}
+	var size: int = text.to_utf8_buffer().size()
+	if text.length() > INSPECT_VALUE_CHARS or size > _inspect_room - 1024:  # sized, not sent
+		encoded = {"type": "truncated", "bytes": size}
 	var kind: int = _as_int(info.get("type", TYPE_NIL), TYPE_NIL)
 	var type_name: String = _kind_name(kind)
 	if kind == TYPE_NIL:
