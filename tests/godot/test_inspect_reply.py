@@ -34,6 +34,7 @@ def test_the_parts_asked_for_are_read_and_the_others_left_out() -> None:
     assert read.truncated == ["groups"]
     only = Inspected.parse({**REPLY, "methods": "ignored"}, ("signals",))
     assert only.parts == {"signals": REPLY["signals"], "connected_in": REPLY["connected_in"]}
+    assert only.truncated == []  # the groups it says were cut were not asked for
     assert Inspected.parse({**REPLY, "script": None}, ("script",)).parts == {"script": None}
     unknown_line = {**METHOD, "line": None}  # a script without source: no line
     assert Inspected.parse({**REPLY, "methods": [unknown_line]}, ("methods",)).parts == {

@@ -371,7 +371,7 @@ class Inspected:
                     cut.add(key)
                 parts[key] = [_item(r, key, item, cut) for item in items[:MAX_INSPECT_ITEMS]]
         name = _text("class", r._get("class", False))
-        return cls(name, parts, [k for k in INSPECT_LISTS if k in cut])
+        return cls(name, parts, [k for k in INSPECT_LISTS if k in cut and k in parts])
 
 
 def _text(field: str, value: Any) -> str:

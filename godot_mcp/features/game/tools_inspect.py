@@ -38,7 +38,7 @@ async def node_inspect(call: Call) -> types.CallToolResult:
         lists: dict[str, list[Any]] = {k: [] for k in INSPECT_LISTS if k in read.parts}
         for key, item in kept:
             lists[key].append(item)
-        cut = set(read.truncated) | {k for k in lists if len(lists[k]) < len(read.parts[k])}
+        cut = {k for k in lists if k in read.truncated or len(lists[k]) < len(read.parts[k])}
         fields: dict[str, Any] = {"class": read.class_name}
         if "script" in read.parts:
             fields["script"] = read.parts["script"]
