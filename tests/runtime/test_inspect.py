@@ -308,6 +308,16 @@ async def test_a_node_is_inspected_as_its_code_and_scene_made_it(connect: Connec
                 "truncated": [],
             }
 
+            # Every node of the tree, the root viewport and the engine's own children included.
+            tree = await ok(c, "runtime.scene.tree", {**at, "depth": 8})
+            for node in tree["nodes"]:
+                whole = await ok(c, "runtime.node.inspect", {**at, "path": node["path"]})
+                assert whole["class"] == node["class"] and whole["truncated"] == [], whole
+
+            # Looking changed nothing the game says: no warning or error in its log.
+            quiet = await ok(c, "runtime.log.read", {**at, "min_level": "warning"})
+            assert quiet["lines"] == [], quiet["lines"]
+
             nowhere = await c.call_tool("runtime_node_inspect", {**at, "path": "/root/Main/Nope"})
             assert nowhere.structured_content == {
                 "outcome": "not_found",

@@ -1066,9 +1066,9 @@ const _POOL_NAMES := {TYPE_RAW_ARRAY: "PoolByteArray", TYPE_INT_ARRAY: "PoolIntA
 	TYPE_REAL_ARRAY: "PoolRealArray", TYPE_STRING_ARRAY: "PoolStringArray",
 	TYPE_VECTOR2_ARRAY: "PoolVector2Array", TYPE_VECTOR3_ARRAY: "PoolVector3Array",
 	TYPE_COLOR_ARRAY: "PoolColorArray"}
-var _func_re: RegEx = null
-var _class_re: RegEx = null
-var _signal_re: RegEx = null
+# Words that may stand before `func` on a top-level line.
+const _FUNC_PREFIXES := ["static", "remote", "master", "puppet", "slave", "sync", "remotesync",
+	"mastersync", "puppetsync"]
 var _script_methods := {}  # a script's instance id -> {method name: true}, for one inspect
 var _inspect_room := 0  # bytes of items the reply being built may still take
 
@@ -1091,14 +1091,6 @@ func _cmd_inspect(id, cmd: Dictionary) -> void:
 	var include = cmd.get("include", INSPECT_ALL)
 	if typeof(include) != TYPE_ARRAY:
 		include = INSPECT_ALL
-	if _func_re == null:
-		_func_re = RegEx.new()
-		_func_re.compile("^(?:@[\\w.]+(?:\\([^)]*\\))?\\s+)*(?:(?:static|remote|master|puppet|slave|sync"
-			+ "|remotesync|mastersync|puppetsync)\\s+)*func\\s+([A-Za-z_]\\w*)\\s*\\(")
-		_class_re = RegEx.new()
-		_class_re.compile("(?m)^class_name\\s+([A-Za-z_]\\w*)")
-		_signal_re = RegEx.new()
-		_signal_re.compile("(?m)^signal\\s+([A-Za-z_]\\w*)")
 	_script_methods = {}
 	_inspect_room = INSPECT_REPLY_BYTES
 	var chain := []
@@ -1148,8 +1140,53 @@ func _script_class_name(script) -> String:
 			for entry in listed:
 				if typeof(entry) == TYPE_DICTIONARY and str(entry.get("path", "")) == path:
 					return str(entry.get("class", ""))
-	var found = _class_re.search(_source_of(script))
-	return found.get_string(1) if found != null else ""
+	for line in _source_of(script).split("\n"):
+		var found := _declared(line, "class_name")
+		if found != "":
+			return found
+	return ""
+
+
+# The name `line` declares with `keyword` at its start ("signal hit(a)": "hit"), else "".
+# (Read by hand: Godot 3.2's RegEx prints an engine error on every search.)
+func _declared(line: String, keyword: String) -> String:
+	if not line.begins_with(keyword + " ") and not line.begins_with(keyword + "\t"):
+		return ""
+	var word := _word_at(line, keyword.length())
+	return word[0]
+
+
+# [the identifier after the blanks at `at` in `text`, the index after it].
+func _word_at(text: String, at: int) -> Array:
+	while at < text.length() and (text[at] == " " or text[at] == "\t"):
+		at += 1
+	var start := at
+	while at < text.length():
+		var c := text.ord_at(at)
+		var letter := (c >= 65 and c <= 90) or (c >= 97 and c <= 122) or c == 95
+		if not letter and not (at > start and c >= 48 and c <= 57):
+			break
+		at += 1
+	return [text.substr(start, at - start), at]
+
+
+# [the name, the index after its "("] of a top-level func line, else [].
+func _func_at(line: String) -> Array:
+	var at := 0
+	while at < line.length():
+		var word := _word_at(line, at)
+		if word[0] == "func":
+			var called := _word_at(line, word[1])
+			var after: int = called[1]
+			while after < line.length() and (line[after] == " " or line[after] == "\t"):
+				after += 1
+			if called[0] == "" or after >= line.length() or line[after] != "(":
+				return []
+			return [called[0], after + 1]
+		if not word[0] in _FUNC_PREFIXES:
+			return []
+		at = word[1]
+	return []
 
 
 func _source_of(script) -> String:
@@ -1201,9 +1238,9 @@ func _source_funcs(source: String) -> Array:
 		var line: String = lines[i]
 		if line == "" or line[0] == "\t" or line[0] == " " or line[0] == "#":
 			continue
-		var found = _func_re.search(line)
-		if found != null:
-			out.append([found.get_string(1), i + 1, _source_args(lines, i, found.get_end())])
+		var found := _func_at(line)
+		if not found.empty():
+			out.append([found[0], i + 1, _source_args(lines, i, found[1])])
 	return out
 
 
@@ -1278,8 +1315,8 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 		# In the order the sources declare them (the script's own first): the engine's list
 		# has no order.
 		for script in chain:
-			for found in _signal_re.search_all(_source_of(script)):
-				var sname: String = found.get_string(1)
+			for line in _source_of(script).split("\n"):
+				var sname := _declared(line, "signal")
 				if listed.has(sname) and not declared.has(sname):
 					declared[sname] = true
 					names.append(sname)
