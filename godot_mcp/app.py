@@ -26,6 +26,7 @@ from godot_mcp.features.core import tools as core_tools
 from godot_mcp.features.debug import tools as debug_tools
 from godot_mcp.features.export import tools as export_tools
 from godot_mcp.features.game import tools as game_tools
+from godot_mcp.features.game import tools_inspect as inspect_tools
 from godot_mcp.features.game import tools_perf as perf_tools
 from godot_mcp.features.importer import tools as import_tools
 from godot_mcp.features.services import ServerDeps, close_services, session_ended
@@ -50,6 +51,7 @@ def shipped_tools() -> list[Tool]:
         *core_tools.TOOLS,
         *game_tools.TOOLS,
         *perf_tools.TOOLS,
+        *inspect_tools.TOOLS,
         *debug_tools.TOOLS,
         *export_tools.TOOLS,
         *check_tools.TOOLS,

@@ -27,6 +27,7 @@ READ_ONLY = {
     "runtime.node.get",
     "runtime.wait",
     "runtime.perf.read",
+    "runtime.node.inspect",
     "project.check",
     "project.test",
     "project.api",

@@ -54,6 +54,7 @@ MEMBERS = {
         "runtime.node.call",
         "runtime.wait",
         "runtime.perf.read",
+        "runtime.node.inspect",
     },
     "debug": {
         "runtime.debug.breakpoints",

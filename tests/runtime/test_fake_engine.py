@@ -401,6 +401,7 @@ async def test_a_debugged_game_stops_steps_and_nothing_waits_on_it(
             for tool, more in (
                 ("runtime.scene.tree", {}),
                 ("runtime.perf.read", {}),
+                ("runtime.node.inspect", {"path": "/root/Main"}),
                 ("runtime.screenshot.capture", {}),
                 ("runtime.node.get", {"path": "/root/Main"}),
             ):

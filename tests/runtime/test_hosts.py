@@ -137,6 +137,8 @@ async def test_every_tool_answers_what_its_output_schema_says(tmp_path):
             )
             await call("runtime_wait", {"session_id": sid, "until": {"frames": 2}})
             await call("runtime_perf_read", {"session_id": sid})
+            await call("runtime_node_inspect", {"session_id": sid, "path": scene})
+            await call("runtime_node_inspect", {"session_id": sid, "path": "/root/Nope"})
             await call(
                 "runtime_wait",
                 {"session_id": sid, "until": {"node": "/root/Nope"}, "timeout_seconds": 0.2},

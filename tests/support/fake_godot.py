@@ -295,6 +295,7 @@ class Game:
         self.base, self.start = float(self.frame()), time.monotonic()
 
     malformed = False  # the scene res://malformed.tscn: replies the bridge never sends
+    forged = False  # the scene res://forged.tscn: inspect replies a hostile game could forge
     deep = False  # the scene res://deep.tscn: values nested past any the bridge sends
 
     def handle(self, cmd: dict[str, Any]) -> dict[str, Any] | None:
@@ -309,6 +310,8 @@ class Game:
                 nested = [nested]
             values = {"class": "Node", "values": {"v": nested}, "truncated": False}
             return {"id": ident, "ok": True, **values, "result": nested}
+        if self.forged and name == "inspect":
+            return {"id": ident, "ok": True, **forged_inspection(str(cmd.get("path")))}
         if name == "quit":
             sys.exit(0)
         if name == "cancel":
@@ -445,6 +448,29 @@ class Game:
             print("godot-mcp-mark " + str(marks[1]), file=sys.stderr, flush=True)
         return {"result": result}
 
+    def cmd_inspect(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
+        path = cmd.get("path")
+        node = self.node(path)
+        parts = cmd.get("include", [])
+        out: dict[str, Any] = {"class": node["class"], "truncated": []}
+        scripted = "script" in node
+        if "script" in parts:
+            out["script"] = {"path": node["script"], "extends": "Node2D"} if scripted else None
+        if "methods" in parts:
+            ready = {"name": "_ready", "args": [], "path": "res://main.gd", "line": 3}
+            out["methods"] = [ready] if scripted else []
+        if "signals" in parts:
+            out["signals"] = [{"name": "hit", "connections": []}] if scripted else []
+            out["connected_in"] = []
+        if "groups" in parts:
+            out["groups"] = ["players"] if scripted else []
+        if "properties" in parts:
+            out["properties"] = [
+                {"name": k, "type": "Variant", "exported": False, "value": v}
+                for k, v in node["values"].items()
+            ]
+        return out
+
     def cmd_scripts(self, ident: int, cmd: dict[str, Any]) -> dict[str, Any]:
         return {"scripts": sorted({n["script"] for n in self.nodes.values() if "script" in n})}
 
@@ -490,6 +516,38 @@ class Game:
             frames.append(self._shot(path, (i * 20 % 256, 90, 160), None))
             time.sleep(min(0.01, 1 / fps))
         return {"frames": frames}
+
+
+def forged_inspection(path: str) -> dict[str, Any]:
+    """What a hostile game could answer ``inspect`` with: at ``/root/Huge`` lists far past the
+    bridge's 200 (valid items, long texts, a value larger than any answer); elsewhere a
+    method named by a number."""
+    if path != "/root/Huge":
+        return {
+            "class": "Node",
+            "script": None,
+            "methods": [{"name": 5, "args": [], "path": "res://x.gd", "line": 1}],
+            "signals": [],
+            "connected_in": [],
+            "groups": [],
+            "properties": [],
+            "truncated": [],
+        }
+    many = range(5000)
+    connections = [{"node": f"/root/N{i}", "method": "m"} for i in range(300)]
+    return {
+        "class": "Node",
+        "script": {"path": "res://huge.gd", "extends": "Node"},
+        "methods": [
+            {"name": f"m{i}", "args": ["a"], "path": "res://huge.gd", "line": i + 1} for i in many
+        ],
+        "signals": [{"name": "s", "connections": connections}],
+        "connected_in": [{"node": f"/root/N{i}", "signal": "s", "method": "m"} for i in many],
+        "groups": [f"g{i:04d}" for i in many],
+        "properties": [{"name": "big", "type": "String", "exported": False, "value": "é" * 300_000}]
+        + [{"name": f"p{i}", "type": "int", "exported": True, "value": i} for i in many],
+        "truncated": [],
+    }
 
 
 # --- the engine's remote debugger, as Godot 3 speaks it (tests/data/debugger) --------------
@@ -1008,6 +1066,7 @@ def main(argv: list[str]) -> int:
     game.headless = os.environ.get(SERVER_ENV) == "1" or (major >= 4 and "--headless" in argv)
     game.malformed = scene == "res://malformed.tscn"
     game.deep = scene == "res://deep.tscn"
+    game.forged = scene == "res://forged.tscn"
     debugger = None
     if "--remote-debug" in argv and scene != "res://nodebug.tscn":
         given = argv[argv.index("--breakpoints") + 1] if "--breakpoints" in argv else ""

@@ -192,6 +192,8 @@ func _handle(line: String) -> void:
 		_cmd_node(id, name, cmd)
 	elif name == "perf":
 		_cmd_perf(id)
+	elif name == "inspect":
+		_cmd_inspect(id, cmd)
 	elif name == "scripts":
 		_send({"id": id, "ok": true, "scripts": _loaded_scripts()})
 	elif name == "reload":
@@ -1236,3 +1238,445 @@ func _drop_timer(target) -> bool:
 			_timers.remove(i)
 			return true
 	return false
+# -- inspect: a node's script, methods, wiring, groups and properties (docs/godot.md) --------
+# Godot 3 keeps no line numbers or argument names in a script's method list and cannot ask a
+# script its class_name: they are read from its source and the global class list.
+
+const INSPECT_MAX := 200  # items a list
+const INSPECT_VALUE_CHARS := 16384  # a property value's JSON past this is left out, sized
+# Bytes of items one reply may carry: well under what the server reads as one line (4 MiB).
+const INSPECT_REPLY_BYTES := 1500000
+const INSPECT_ALL := ["script", "methods", "signals", "groups", "properties"]
+const _ENGINE_GROUPS := ["idle_process", "idle_process_internal", "physics_process",
+	"physics_process_internal"]
+const _POOL_NAMES := {TYPE_RAW_ARRAY: "PoolByteArray", TYPE_INT_ARRAY: "PoolIntArray",
+	TYPE_REAL_ARRAY: "PoolRealArray", TYPE_STRING_ARRAY: "PoolStringArray",
+	TYPE_VECTOR2_ARRAY: "PoolVector2Array", TYPE_VECTOR3_ARRAY: "PoolVector3Array",
+	TYPE_COLOR_ARRAY: "PoolColorArray"}
+# Words that may stand before `func` on a top-level line.
+const _FUNC_PREFIXES := ["static", "remote", "master", "puppet", "slave", "sync", "remotesync",
+	"mastersync", "puppetsync"]
+var _script_methods := {}  # a script's instance id -> {method name: true}, for one inspect
+var _inspect_room := 0  # bytes of items the reply being built may still take
+
+
+# Whether `item` still fits the reply (its room taken if so).
+func _inspect_fits(item) -> bool:
+	var size := _json(item).to_utf8().size()
+	if size > _inspect_room:
+		return false
+	_inspect_room -= size
+	return true
+
+
+func _cmd_inspect(id, cmd: Dictionary) -> void:
+	var path := str(cmd.get("path", ""))
+	var node: Node = root.get_node_or_null(NodePath(path)) if path != "" else null
+	if node == null:
+		_fail(id, "not_found", "no node at %s" % path)
+		return
+	var include = cmd.get("include", INSPECT_ALL)
+	if typeof(include) != TYPE_ARRAY:
+		include = INSPECT_ALL
+	_script_methods = {}
+	_inspect_room = INSPECT_REPLY_BYTES
+	var chain := []
+	var script = node.get_script()
+	while script != null and chain.size() < 64:
+		chain.append(script)
+		script = script.get_base_script()
+	var truncated := []
+	var reply := {"id": id, "ok": true, "class": node.get_class()}
+	if "script" in include:
+		reply["script"] = _inspect_script(chain)
+	if "methods" in include:
+		reply["methods"] = _inspect_methods(chain, truncated)
+	if "signals" in include:
+		reply["signals"] = _inspect_signals(node, chain, truncated)
+		reply["connected_in"] = _inspect_incoming(node, truncated)
+	if "groups" in include:
+		reply["groups"] = _inspect_groups(node, truncated)
+	if "properties" in include:
+		reply["properties"] = _inspect_properties(node, chain, truncated)
+	reply["truncated"] = truncated
+	_script_methods = {}
+	_send(reply)
+
+
+func _inspect_script(chain: Array):
+	if chain.empty():
+		return null
+	var script = chain[0]
+	var out := {"path": script.resource_path}
+	var name := _script_class_name(script)
+	if name != "":
+		out["class_name"] = name
+	if chain.size() > 1:
+		var base = chain[1]
+		out["extends"] = base.resource_path if base.resource_path != "" else _script_class_name(base)
+	else:
+		out["extends"] = str(script.get_instance_base_type())
+	return out
+
+
+func _script_class_name(script) -> String:
+	var path: String = script.resource_path
+	if path != "" and ProjectSettings.has_setting("_global_script_classes"):
+		var listed = ProjectSettings.get_setting("_global_script_classes")
+		if typeof(listed) == TYPE_ARRAY:
+			for entry in listed:
+				if typeof(entry) == TYPE_DICTIONARY and str(entry.get("path", "")) == path:
+					return str(entry.get("class", ""))
+	for line in _source_of(script).split("\n"):
+		var found := _declared(line, "class_name")
+		if found != "":
+			return found
+	return ""
+
+
+# The name `line` declares with `keyword` at its start ("signal hit(a)": "hit"), else "".
+# (Read by hand: Godot 3.2's RegEx prints an engine error on every search.)
+func _declared(line: String, keyword: String) -> String:
+	if not line.begins_with(keyword + " ") and not line.begins_with(keyword + "\t"):
+		return ""
+	var word := _word_at(line, keyword.length())
+	return word[0]
+
+
+# [the identifier after the blanks at `at` in `text`, the index after it].
+func _word_at(text: String, at: int) -> Array:
+	while at < text.length() and (text[at] == " " or text[at] == "\t"):
+		at += 1
+	var start := at
+	while at < text.length():
+		var c := text.ord_at(at)
+		var letter := (c >= 65 and c <= 90) or (c >= 97 and c <= 122) or c == 95
+		if not letter and not (at > start and c >= 48 and c <= 57):
+			break
+		at += 1
+	return [text.substr(start, at - start), at]
+
+
+# [the name, the index after its "("] of a top-level func line, else [].
+func _func_at(line: String) -> Array:
+	var at := 0
+	while at < line.length():
+		var word := _word_at(line, at)
+		if word[0] == "func":
+			var called := _word_at(line, word[1])
+			var after: int = called[1]
+			while after < line.length() and (line[after] == " " or line[after] == "\t"):
+				after += 1
+			if called[0] == "" or after >= line.length() or line[after] != "(":
+				return []
+			return [called[0], after + 1]
+		if not word[0] in _FUNC_PREFIXES:
+			return []
+		at = word[1]
+	return []
+
+
+func _source_of(script) -> String:
+	if not (script is GDScript):
+		return ""
+	return script.source_code
+
+
+# The script's own methods, then those of each script it extends, each in source order with
+# its func line; engine methods and Godot 3's implicit _init never (only what a source writes).
+func _inspect_methods(chain: Array, truncated: Array) -> Array:
+	var out := []
+	for i in range(chain.size()):
+		var script = chain[i]
+		var listed := {}  # name -> the engine's argument list; a script's own come first
+		for m in script.get_script_method_list():
+			var mname := str(m.get("name", ""))
+			if not listed.has(mname):
+				listed[mname] = m.get("args", [])
+		var source := _source_of(script)
+		var found := []
+		if source != "":
+			found = _source_funcs(source)
+		else:  # no source: what this script adds to its base's list, without a line
+			var base_names := {}
+			if i + 1 < chain.size():
+				for m in chain[i + 1].get_script_method_list():
+					base_names[str(m.get("name", ""))] = true
+			for mname in listed:
+				if not base_names.has(mname) and mname != "_init":
+					found.append([mname, null, []])
+		for f in found:
+			if not listed.has(f[0]):
+				continue
+			var entry := {"name": f[0], "args": _arg_names(listed[f[0]], f[2]),
+				"path": script.resource_path, "line": f[1]}
+			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
+				truncated.append("methods")
+				return out
+			out.append(entry)
+	return out
+
+
+# [name, line, argument names] of each top-level func of a source, in order.
+func _source_funcs(source: String) -> Array:
+	var out := []
+	var lines := source.split("\n")
+	for i in range(lines.size()):
+		var line: String = lines[i]
+		if line == "" or line[0] == "\t" or line[0] == " " or line[0] == "#":
+			continue
+		var found := _func_at(line)
+		if not found.empty():
+			out.append([found[0], i + 1, _source_args(lines, i, found[1])])
+	return out
+
+
+# The argument names of a func whose "(" ends at `at` of line `row` (it may span lines).
+func _source_args(lines: PoolStringArray, row: int, at: int) -> Array:
+	var parts := []
+	var part := ""
+	var depth := 1
+	var quote := ""
+	var r := row
+	var text: String = lines[row].substr(at, lines[row].length() - at)
+	while depth > 0:
+		for k in range(text.length()):
+			var c: String = text[k]
+			if quote != "":
+				if c == quote:
+					quote = ""
+			elif c == "\"" or c == "'":
+				quote = c
+			elif c == "#":
+				break
+			elif c == "(" or c == "[" or c == "{":
+				depth += 1
+			elif c == ")" or c == "]" or c == "}":
+				depth -= 1
+				if depth == 0:
+					break
+			elif c == "," and depth == 1:
+				parts.append(part)
+				part = ""
+				continue
+			part += c
+		r += 1
+		if depth == 0 or r >= lines.size() or r > row + 64:
+			break
+		text = lines[r]
+		part += " "
+	parts.append(part)
+	var names := []
+	for p in parts:
+		var name: String = p.strip_edges()
+		for sep in [":", "=", " "]:
+			var cut := name.find(sep)
+			if cut >= 0:
+				name = name.substr(0, cut).strip_edges()
+		if name != "":
+			names.append(name)
+	return names
+
+
+# The engine's argument names where it kept them all, else the source's.
+func _arg_names(listed, from_source: Array) -> Array:
+	var names := []
+	if typeof(listed) == TYPE_ARRAY:
+		for a in listed:
+			var aname := str(a.get("name", "")) if typeof(a) == TYPE_DICTIONARY else ""
+			if aname == "":
+				return from_source
+			names.append(aname)
+	return names if not names.empty() or from_source.empty() else from_source
+
+
+# Every signal the script declares (with or without connections), then every other signal of
+# the node that has a connection the project made.
+func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
+	var names := []
+	var declared := {}
+	if not chain.empty():
+		var listed := {}
+		for s in chain[0].get_script_signal_list():
+			listed[str(s.get("name", ""))] = true
+		# In the order the sources declare them (the script's own first): the engine's list
+		# has no order.
+		for script in chain:
+			for line in _source_of(script).split("\n"):
+				var sname := _declared(line, "signal")
+				if listed.has(sname) and not declared.has(sname):
+					declared[sname] = true
+					names.append(sname)
+		var rest := []
+		for sname in listed:
+			if not declared.has(sname):
+				rest.append(sname)
+		rest.sort()
+		for sname in rest:
+			declared[sname] = true
+			names.append(sname)
+	for s in node.get_signal_list():
+		var sname := str(s.get("name", ""))
+		if not declared.has(sname) and not sname in names:
+			names.append(sname)
+	var out := []
+	for sname in names:
+		var connections := []
+		for c in node.get_signal_connection_list(sname):
+			var target = c.get("target")
+			var method := str(c.get("method", ""))
+			if not _made_by_project(target, method, int(c.get("flags", 0))):
+				continue
+			var entry := {"node": _object_name(target), "method": method}
+			if connections.size() >= INSPECT_MAX or not _inspect_fits(entry):
+				if not "signals" in truncated:
+					truncated.append("signals")
+				break
+			connections.append(entry)
+		if declared.has(sname) or not connections.empty():
+			if out.size() >= INSPECT_MAX or not _inspect_fits(sname):
+				if not "signals" in truncated:
+					truncated.append("signals")
+				break
+			out.append({"name": sname, "connections": connections})
+	return out
+
+
+# Other objects' signals connected to this node's methods.
+func _inspect_incoming(node: Node, truncated: Array) -> Array:
+	var out := []
+	for c in node.get_incoming_connections():
+		var source = c.get("source")
+		var sname := str(c.get("signal_name", ""))
+		var method := str(c.get("method_name", ""))
+		if typeof(source) != TYPE_OBJECT or not is_instance_valid(source) or source == node:
+			continue
+		var flags := 0
+		for o in source.get_signal_connection_list(sname):
+			if o.get("target") == node and str(o.get("method", "")) == method:
+				flags = int(o.get("flags", 0))
+				break
+		if not _made_by_project(node, method, flags):
+			continue
+		var entry := {"node": _object_name(source), "signal": sname, "method": method}
+		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
+			truncated.append("connected_in")
+			break
+		out.append(entry)
+	return out
+
+
+# A connection the project made (in a scene, or in its code), not one the engine makes for
+# itself: to its own internal methods, a viewport, a container's sorting, or this bridge.
+func _made_by_project(target, method: String, flags: int) -> bool:
+	if typeof(target) != TYPE_OBJECT or not is_instance_valid(target) or target == self:
+		return false
+	if flags & CONNECT_PERSIST:
+		return true
+	if _script_defines(target, method):
+		return true
+	if method.begins_with("_") or target is Viewport:
+		return false
+	return not (target is Container and method == "queue_sort")
+
+
+func _script_defines(target: Object, method: String) -> bool:
+	var script = target.get_script()
+	if script == null:
+		return false
+	var key: int = script.get_instance_id()
+	if not _script_methods.has(key):
+		var names := {}
+		for m in script.get_script_method_list():
+			names[str(m.get("name", ""))] = true
+		_script_methods[key] = names
+	return _script_methods[key].has(method)
+
+
+# A node by its absolute path; another object by its res:// path, else its class.
+func _object_name(obj) -> String:
+	if obj is Node and obj.is_inside_tree():
+		return str(obj.get_path())
+	if obj is Resource and obj.resource_path != "":
+		return obj.resource_path
+	return "<%s>" % obj.get_class()
+
+
+# The groups the project put the node in, sorted; never the engine's own.
+func _inspect_groups(node: Node, truncated: Array) -> Array:
+	var out := []
+	for g in node.get_groups():
+		var gname := str(g)
+		if gname.begins_with("_") or gname in _ENGINE_GROUPS:
+			continue
+		if gname.begins_with("root_canvas") and gname.substr(11, gname.length() - 11).is_valid_integer():
+			continue
+		out.append(gname)
+	out.sort()
+	var kept := []
+	for gname in out:
+		if kept.size() >= INSPECT_MAX or not _inspect_fits(gname):
+			truncated.append("groups")
+			break
+		kept.append(gname)
+	return kept
+
+
+# The script's variables (its own first, then each base's), then the stored properties whose
+# value differs from a fresh instance of the node's class.
+func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
+	var out := []
+	var seen := {"script": true}
+	for i in range(chain.size()):
+		var base_names := {}
+		if i + 1 < chain.size():
+			for p in chain[i + 1].get_script_property_list():
+				base_names[str(p.get("name", ""))] = true
+		for p in chain[i].get_script_property_list():
+			var pname := str(p.get("name", ""))
+			if seen.has(pname) or base_names.has(pname) \
+					or not (int(p.get("usage", 0)) & PROPERTY_USAGE_SCRIPT_VARIABLE):
+				continue
+			seen[pname] = true
+			var entry := _inspect_property(p, node.get(pname))
+			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
+				truncated.append("properties")
+				return out
+			out.append(entry)
+	var cls := node.get_class()
+	var defaults = ClassDB.instance(cls) if ClassDB.can_instance(cls) else null
+	for p in node.get_property_list():
+		var pname := str(p.get("name", ""))
+		if seen.has(pname) or not (int(p.get("usage", 0)) & PROPERTY_USAGE_STORAGE):
+			continue
+		seen[pname] = true
+		var value = node.get(pname)
+		if defaults != null and _same(_encode(value), _encode(defaults.get(pname))):
+			continue
+		var entry := _inspect_property(p, value)
+		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
+			truncated.append("properties")
+			break
+		out.append(entry)
+	if defaults is Node:
+		defaults.free()
+	return out
+
+
+func _inspect_property(info: Dictionary, value) -> Dictionary:
+	var encoded = _encode(value)
+	var text := _json(encoded)
+	var size := text.to_utf8().size()
+	if text.length() > INSPECT_VALUE_CHARS or size > _inspect_room - 1024:  # sized, not sent
+		encoded = {"type": "truncated", "bytes": size}
+	var kind := int(info.get("type", TYPE_NIL))
+	var type_name := str(_TYPE_NAMES.get(kind, _POOL_NAMES.get(kind, "Variant")))
+	if kind == TYPE_NIL:
+		type_name = "Variant"
+	elif kind == TYPE_OBJECT:
+		var cls := str(info.get("class_name", ""))
+		if cls == "" and int(info.get("hint", 0)) == PROPERTY_HINT_RESOURCE_TYPE:
+			cls = str(info.get("hint_string", ""))
+		type_name = cls if cls != "" else "Object"
+	return {"name": str(info.get("name", "")), "type": type_name,
+		"exported": (int(info.get("usage", 0)) & PROPERTY_USAGE_EDITOR) != 0, "value": encoded}

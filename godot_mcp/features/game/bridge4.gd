@@ -271,6 +271,8 @@ func _handle(line: String) -> void:
 		_cmd_call(id, cmd)
 	elif name == "perf":
 		_cmd_perf(id)
+	elif name == "inspect":
+		_cmd_inspect(id, cmd)
 	elif name == "scripts":
 		_send({"id": id, "ok": true, "scripts": _loaded_scripts()})
 	elif name == "reload":
@@ -1873,3 +1875,482 @@ func _drop_timer(target: Variant) -> bool:
 			return true
 		i += 1
 	return false
+# -- inspect: a node's script, methods, wiring, groups and properties (docs/godot.md) --------
+# Lines and argument lists are read from each script's source, as bridge3.gd does; the engine's
+# own method list says which funcs are the script's and names their arguments.
+
+const INSPECT_MAX: int = 200  # items a list
+const INSPECT_VALUE_CHARS: int = 16384  # a property value's JSON past this is left out, sized
+# Bytes of items one reply may carry: well under what the server reads as one line (4 MiB).
+const INSPECT_REPLY_BYTES: int = 1500000
+const INSPECT_ALL: Array = ["script", "methods", "signals", "groups", "properties"]
+var _func_re: RegEx = null
+var _class_re: RegEx = null
+var _signal_re: RegEx = null
+var _script_methods: Dictionary = {}  # a script's instance id -> {method name: true}
+var _inspect_room: int = 0  # bytes of items the reply being built may still take
+
+
+# Whether `item` still fits the reply (its room taken if so).
+func _inspect_fits(item: Variant) -> bool:
+	var size: int = JSON.stringify(item).to_utf8_buffer().size()
+	if size > _inspect_room:
+		return false
+	_inspect_room -= size
+	return true
+
+
+func _cmd_inspect(id: Variant, cmd: Dictionary) -> void:
+	var node: Node = _node_at(id, cmd)
+	if node == null:
+		return
+	var include: Array = INSPECT_ALL
+	if typeof(cmd.get("include")) == TYPE_ARRAY:
+		include = _as_array(cmd.get("include"))
+	if _func_re == null:
+		_func_re = RegEx.new()
+		var _e1: int = _func_re.compile("^(?:@[\\w.]+(?:\\([^)]*\\))?\\s+)*(?:static\\s+)*func\\s+([A-Za-z_]\\w*)\\s*\\(")
+		_class_re = RegEx.new()
+		_signal_re = RegEx.new()
+		var _e3: int = _signal_re.compile("(?m)^signal\\s+([A-Za-z_]\\w*)")
+		var _e2: int = _class_re.compile("(?m)^(?:@[\\w.]+(?:\\([^)]*\\))?\\s+)*class_name\\s+([A-Za-z_]\\w*)")
+	_script_methods = {}
+	_inspect_room = INSPECT_REPLY_BYTES
+	var chain: Array = []
+	var script: Script = node.get_script()
+	while script != null and chain.size() < 64:
+		chain.append(script)
+		script = script.get_base_script()
+	var truncated: Array = []
+	var reply: Dictionary = {"id": id, "ok": true, "class": node.get_class()}
+	if include.has("script"):
+		reply["script"] = _inspect_script(chain)
+	if include.has("methods"):
+		reply["methods"] = _inspect_methods(chain, truncated)
+	if include.has("signals"):
+		reply["signals"] = _inspect_signals(node, chain, truncated)
+		reply["connected_in"] = _inspect_incoming(node, truncated)
+	if include.has("groups"):
+		reply["groups"] = _inspect_groups(node, truncated)
+	if include.has("properties"):
+		reply["properties"] = _inspect_properties(node, chain, truncated)
+	reply["truncated"] = truncated
+	_script_methods = {}
+	_send(reply)
+
+
+func _inspect_script(chain: Array) -> Variant:
+	if chain.is_empty():
+		return null
+	var script: Script = chain[0]
+	var out: Dictionary = {"path": script.resource_path}
+	var cname: String = _script_class_name(script)
+	if cname != "":
+		out["class_name"] = cname
+	if chain.size() > 1:
+		var base: Script = chain[1]
+		out["extends"] = base.resource_path if base.resource_path != "" else _script_class_name(base)
+	else:
+		out["extends"] = str(script.get_instance_base_type())
+	return out
+
+
+func _script_class_name(script: Script) -> String:
+	if script.has_method("get_global_name"):
+		var named: String = str(script.call("get_global_name"))
+		if named != "":
+			return named
+	var found: RegExMatch = _class_re.search(script.source_code)
+	if found != null:
+		return found.get_string(1)
+	return ""
+
+
+func _source_of(script: Script) -> String:
+	if script is GDScript:
+		return script.source_code
+	return ""
+
+
+# The script's own methods, then those of each script it extends, each in source order with
+# its func line; never engine methods (only what a source writes).
+func _inspect_methods(chain: Array, truncated: Array) -> Array:
+	var out: Array = []
+	var i: int = 0
+	while i < chain.size():
+		var script: Script = chain[i]
+		var listed: Dictionary = {}  # name -> the engine's argument list; a script's own first
+		var methods: Array = script.get_script_method_list()
+		var m: int = 0
+		while m < methods.size():
+			var info: Dictionary = _as_dict(methods[m])
+			var mname: String = str(info.get("name", ""))
+			if not listed.has(mname):
+				listed[mname] = _as_array(info.get("args", []))
+			m += 1
+		var source: String = _source_of(script)
+		var found: Array = []
+		if source != "":
+			found = _source_funcs(source)
+		else:  # no source: what this script adds to its base's list, without a line
+			var base_names: Dictionary = {}
+			if i + 1 < chain.size():
+				var base: Script = chain[i + 1]
+				var base_methods: Array = base.get_script_method_list()
+				var b: int = 0
+				while b < base_methods.size():
+					base_names[str(_as_dict(base_methods[b]).get("name", ""))] = true
+					b += 1
+			var names: Array = listed.keys()
+			var n: int = 0
+			while n < names.size():
+				var lname: String = str(names[n])
+				if not base_names.has(lname) and not lname.begins_with("@"):
+					found.append([lname, null, []])
+				n += 1
+		var f: int = 0
+		while f < found.size():
+			var entry: Array = found[f]
+			f += 1
+			var fname: String = str(entry[0])
+			if not listed.has(fname):
+				continue
+			var item: Dictionary = {"name": fname,
+				"args": _arg_names(_as_array(listed[fname]), _as_array(entry[2])),
+				"path": script.resource_path, "line": entry[1]}
+			if out.size() >= INSPECT_MAX or not _inspect_fits(item):
+				truncated.append("methods")
+				return out
+			out.append(item)
+		i += 1
+	return out
+
+
+# [name, line, argument names] of each top-level func of a source, in order.
+func _source_funcs(source: String) -> Array:
+	var out: Array = []
+	var lines: PackedStringArray = source.split("\n")
+	var i: int = 0
+	while i < lines.size():
+		var line: String = lines[i]
+		i += 1
+		if line == "" or line[0] == "\t" or line[0] == " " or line[0] == "#":
+			continue
+		var found: RegExMatch = _func_re.search(line)
+		if found != null:
+			out.append([found.get_string(1), i, _source_args(lines, i - 1, found.get_end())])
+	return out
+
+
+# The argument names of a func whose "(" ends at `at` of line `row` (it may span lines).
+func _source_args(lines: PackedStringArray, row: int, at: int) -> Array:
+	var parts: Array = []
+	var part: String = ""
+	var depth: int = 1
+	var quote: String = ""
+	var r: int = row
+	var text: String = lines[row].substr(at)
+	while depth > 0:
+		var k: int = 0
+		while k < text.length():
+			var c: String = text[k]
+			k += 1
+			if quote != "":
+				if c == quote:
+					quote = ""
+			elif c == "\"" or c == "'":
+				quote = c
+			elif c == "#":
+				break
+			elif c == "(" or c == "[" or c == "{":
+				depth += 1
+			elif c == ")" or c == "]" or c == "}":
+				depth -= 1
+				if depth == 0:
+					break
+			elif c == "," and depth == 1:
+				parts.append(part)
+				part = ""
+				continue
+			part += c
+		r += 1
+		if depth == 0 or r >= lines.size() or r > row + 64:
+			break
+		text = lines[r]
+		part += " "
+	parts.append(part)
+	var names: Array = []
+	var p: int = 0
+	while p < parts.size():
+		var pname: String = str(parts[p]).strip_edges()
+		p += 1
+		var seps: Array = [":", "=", " "]
+		var s: int = 0
+		while s < seps.size():
+			var cut: int = pname.find(str(seps[s]))
+			if cut >= 0:
+				pname = pname.substr(0, cut).strip_edges()
+			s += 1
+		if pname != "":
+			names.append(pname)
+	return names
+
+
+# The engine's argument names where it kept them all, else the source's.
+func _arg_names(listed: Array, from_source: Array) -> Array:
+	var names: Array = []
+	var i: int = 0
+	while i < listed.size():
+		var aname: String = str(_as_dict(listed[i]).get("name", ""))
+		if aname == "":
+			return from_source
+		names.append(aname)
+		i += 1
+	if names.is_empty() and not from_source.is_empty():
+		return from_source
+	return names
+
+
+# Every signal the script declares (with or without connections), then every other signal of
+# the node that has a connection the project made.
+func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
+	var names: Array = []
+	var declared: Dictionary = {}
+	if not chain.is_empty():
+		var script: Script = chain[0]
+		var signals: Array = script.get_script_signal_list()
+		var listed_names: Dictionary = {}
+		var i: int = 0
+		while i < signals.size():
+			listed_names[str(_as_dict(signals[i]).get("name", ""))] = true
+			i += 1
+		# In the order the sources declare them (the script's own first), then any other.
+		var c: int = 0
+		while c < chain.size():
+			var each: Script = chain[c]
+			c += 1
+			var found: Array = _signal_re.search_all(_source_of(each))
+			var f: int = 0
+			while f < found.size():
+				var hit: RegExMatch = found[f]
+				f += 1
+				var sname: String = hit.get_string(1)
+				if listed_names.has(sname) and not declared.has(sname):
+					declared[sname] = true
+					names.append(sname)
+		var rest: Array = []
+		var keys: Array = listed_names.keys()
+		var r: int = 0
+		while r < keys.size():
+			if not declared.has(keys[r]):
+				rest.append(keys[r])
+			r += 1
+		rest.sort()
+		var k: int = 0
+		while k < rest.size():
+			declared[rest[k]] = true
+			names.append(rest[k])
+			k += 1
+	var listed: Array = node.get_signal_list()
+	var j: int = 0
+	while j < listed.size():
+		var lname: String = str(_as_dict(listed[j]).get("name", ""))
+		j += 1
+		if not declared.has(lname) and not names.has(lname):
+			names.append(lname)
+	var out: Array = []
+	var n: int = 0
+	while n < names.size():
+		var signal_name: String = str(names[n])
+		n += 1
+		var connections: Array = []
+		var found: Array = node.get_signal_connection_list(StringName(signal_name))
+		var c: int = 0
+		while c < found.size():
+			var conn: Dictionary = _as_dict(found[c])
+			c += 1
+			var callable: Callable = conn.get("callable", Callable())
+			if not _made_by_project(callable, _as_int(conn.get("flags", 0), 0)):
+				continue
+			var entry: Dictionary = {"node": _object_name(callable.get_object()),
+				"method": str(callable.get_method())}
+			if connections.size() >= INSPECT_MAX or not _inspect_fits(entry):
+				if not truncated.has("signals"):
+					truncated.append("signals")
+				break
+			connections.append(entry)
+		if declared.has(signal_name) or not connections.is_empty():
+			if out.size() >= INSPECT_MAX or not _inspect_fits(signal_name):
+				if not truncated.has("signals"):
+					truncated.append("signals")
+				break
+			out.append({"name": signal_name, "connections": connections})
+	return out
+
+
+# Other objects' signals connected to this node's methods.
+func _inspect_incoming(node: Node, truncated: Array) -> Array:
+	var out: Array = []
+	var found: Array = node.get_incoming_connections()
+	var i: int = 0
+	while i < found.size():
+		var conn: Dictionary = _as_dict(found[i])
+		i += 1
+		var sig: Signal = conn.get("signal", Signal())
+		var callable: Callable = conn.get("callable", Callable())
+		var source: Object = sig.get_object()
+		if source == null or source == node:
+			continue
+		if not _made_by_project(callable, _as_int(conn.get("flags", 0), 0)):
+			continue
+		var entry: Dictionary = {"node": _object_name(source), "signal": str(sig.get_name()),
+			"method": str(callable.get_method())}
+		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
+			truncated.append("connected_in")
+			break
+		out.append(entry)
+	return out
+
+
+# A connection the project made (in a scene, or in its code, a lambda included), not one the
+# engine makes for itself: its method pointers ("Class::method"), to its own internal methods
+# or a viewport or window, or to this bridge.
+func _made_by_project(callable: Callable, flags: int) -> bool:
+	var target: Object = callable.get_object()
+	if target == null or target == self:
+		return false
+	var method: String = str(callable.get_method())
+	if callable.is_custom():
+		return not method.contains("::")
+	if (flags & CONNECT_PERSIST) != 0:
+		return true
+	if _script_defines(target, method):
+		return true
+	return not (method.begins_with("_") or target is Viewport)
+
+
+func _script_defines(target: Object, method: String) -> bool:
+	var script: Script = target.get_script()
+	if script == null:
+		return false
+	var key: int = script.get_instance_id()
+	if not _script_methods.has(key):
+		var names: Dictionary = {}
+		var methods: Array = script.get_script_method_list()
+		var i: int = 0
+		while i < methods.size():
+			names[str(_as_dict(methods[i]).get("name", ""))] = true
+			i += 1
+		_script_methods[key] = names
+	var known: Dictionary = _script_methods[key]
+	return known.has(method)
+
+
+# A node by its absolute path; another object by its res:// path, else its class.
+func _object_name(obj: Object) -> String:
+	if obj is Node:
+		var n: Node = obj
+		if n.is_inside_tree():
+			return str(n.get_path())
+	elif obj is Resource:
+		var res: Resource = obj
+		if res.resource_path != "":
+			return res.resource_path
+	return "<%s>" % obj.get_class()
+
+
+# The groups the project put the node in, sorted; never the engine's own ("_"-prefixed).
+func _inspect_groups(node: Node, truncated: Array) -> Array:
+	var out: Array = []
+	var groups: Array = node.get_groups()
+	var i: int = 0
+	while i < groups.size():
+		var gname: String = str(groups[i])
+		i += 1
+		if not gname.begins_with("_"):
+			out.append(gname)
+	out.sort()
+	var kept: Array = []
+	var k: int = 0
+	while k < out.size():
+		if kept.size() >= INSPECT_MAX or not _inspect_fits(out[k]):
+			truncated.append("groups")
+			break
+		kept.append(out[k])
+		k += 1
+	return kept
+
+
+# The script's variables (its own first, then each base's), then the stored properties whose
+# value differs from the class's default.
+func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
+	var out: Array = []
+	var seen: Dictionary = {"script": true}
+	var i: int = 0
+	while i < chain.size():
+		var base_names: Dictionary = {}
+		if i + 1 < chain.size():
+			var base: Script = chain[i + 1]
+			var base_listed: Array = base.get_script_property_list()
+			var b: int = 0
+			while b < base_listed.size():
+				base_names[str(_as_dict(base_listed[b]).get("name", ""))] = true
+				b += 1
+		var script: Script = chain[i]
+		i += 1
+		var listed: Array = script.get_script_property_list()
+		var j: int = 0
+		while j < listed.size():
+			var info: Dictionary = _as_dict(listed[j])
+			j += 1
+			var pname: String = str(info.get("name", ""))
+			var usage: int = _as_int(info.get("usage", 0), 0)
+			if seen.has(pname) or base_names.has(pname) or (usage & PROPERTY_USAGE_SCRIPT_VARIABLE) == 0:
+				continue
+			seen[pname] = true
+			var entry: Dictionary = _inspect_property(info, node.get(pname))
+			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
+				truncated.append("properties")
+				return out
+			out.append(entry)
+	var cls: StringName = StringName(node.get_class())
+	var props: Array = node.get_property_list()
+	var k: int = 0
+	while k < props.size():
+		var prop: Dictionary = _as_dict(props[k])
+		k += 1
+		var prop_name: String = str(prop.get("name", ""))
+		var prop_usage: int = _as_int(prop.get("usage", 0), 0)
+		if seen.has(prop_name) or (prop_usage & PROPERTY_USAGE_STORAGE) == 0:
+			continue
+		seen[prop_name] = true
+		var value: Variant = node.get(prop_name)
+		var class_default: Variant = ClassDB.class_get_property_default_value(cls, StringName(prop_name))
+		if _same(_encode(value, 0), _encode(class_default, 0)):
+			continue
+		var prop_entry: Dictionary = _inspect_property(prop, value)
+		if out.size() >= INSPECT_MAX or not _inspect_fits(prop_entry):
+			truncated.append("properties")
+			break
+		out.append(prop_entry)
+	return out
+
+
+func _inspect_property(info: Dictionary, value: Variant) -> Dictionary:
+	var encoded: Variant = _encode(value, 0)
+	var text: String = JSON.stringify(encoded)
+	var size: int = text.to_utf8_buffer().size()
+	if text.length() > INSPECT_VALUE_CHARS or size > _inspect_room - 1024:  # sized, not sent
+		encoded = {"type": "truncated", "bytes": size}
+	var kind: int = _as_int(info.get("type", TYPE_NIL), TYPE_NIL)
+	var type_name: String = _kind_name(kind)
+	if kind == TYPE_NIL:
+		type_name = "Variant"
+	elif kind == TYPE_OBJECT:
+		var cls: String = str(info.get("class_name", ""))
+		if cls == "" and _as_int(info.get("hint", 0), 0) == PROPERTY_HINT_RESOURCE_TYPE:
+			cls = str(info.get("hint_string", ""))
+		type_name = cls if cls != "" else "Object"
+	var usage: int = _as_int(info.get("usage", 0), 0)
+	return {"name": str(info.get("name", "")), "type": type_name,
+		"exported": (usage & PROPERTY_USAGE_EDITOR) != 0, "value": encoded}

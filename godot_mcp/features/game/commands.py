@@ -30,6 +30,7 @@ from godot_mcp.features.game.protocol import (
     Applied,
     Called,
     Clock,
+    Inspected,
     Perf,
     Ping,
     Reached,
@@ -126,6 +127,17 @@ class Commands(RunningGame):
     async def perf(self) -> Perf:
         """The engine's performance monitors at one frame."""
         return Perf.parse(await self._command("perf"))
+
+    async def inspect(self, path: str, include: Sequence[str]) -> Inspected:
+        """A node's script, methods, signals and connections, groups and properties (the
+        parts in ``include``), every text as a client may read it."""
+        reply = await self._command("inspect", path=path, include=list(include))
+        read = Inspected.parse(reply, include)
+        return replace(
+            read,
+            class_name=self._scrub.game(read.class_name),
+            parts=self._scrub.game_json(read.parts),
+        )
 
     async def _command(self, cmd: str, timeout: float = 10, **args: Any) -> dict[str, Any]:
         """One bridge command (scene tree, time, input…): concurrent with any other command.

@@ -10,6 +10,7 @@ or mistyped field is a :class:`Malformed` naming the command and the field, neve
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = [
     "Clock",
     "FrameReport",
     "Hello",
+    "Inspected",
     "Malformed",
     "Perf",
     "Ping",
@@ -398,3 +400,106 @@ def frame_reports(cmd: str, reply: Any, count: int) -> list[FrameReport]:
         raw = item.get("raw") if item.get("raw") in ("RGB", "RGBA") else None
         out.append(FrameReport(width, height, float(grab) + float(save), raw))
     return out
+
+
+INSPECT_LISTS = ("methods", "signals", "connected_in", "groups", "properties")
+MAX_INSPECT_ITEMS = 200  # items a list of ``inspect``
+MAX_INSPECT_TEXT = 4096  # characters of a name, path or type in an ``inspect`` reply
+
+
+@dataclass(frozen=True)
+class Inspected:
+    """``inspect``: a node's class and the parts asked for (``script``, ``methods``, ``signals``
+    with ``connected_in``, ``groups``, ``properties``), each list at most 200 items (a signal's
+    connections too), and the lists that were cut. Every field is checked and every text
+    bounded: a game may forge the reply."""
+
+    class_name: str
+    parts: dict[str, Any]
+    truncated: list[str]
+
+    @classmethod
+    def parse(cls, reply: Any, include: Sequence[str]) -> Inspected:
+        r = _Reply("inspect", reply)
+        said = r.items("truncated")
+        if not all(name in INSPECT_LISTS for name in said):
+            raise malformed("inspect", "truncated", "names something other than its lists")
+        cut = set(said)
+        parts: dict[str, Any] = {}
+        if "script" in include:
+            parts["script"] = _script(r._get("script", optional=True))
+        for key in INSPECT_LISTS:
+            if key in include or (key == "connected_in" and "signals" in include):
+                items = r.items(key)
+                if len(items) > MAX_INSPECT_ITEMS:
+                    cut.add(key)
+                parts[key] = [_item(r, key, item, cut) for item in items[:MAX_INSPECT_ITEMS]]
+        name = _text("class", r._get("class", False))
+        return cls(name, parts, [k for k in INSPECT_LISTS if k in cut and k in parts])
+
+
+def _text(field: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise malformed("inspect", field, "is not a string")
+    if len(value) > MAX_INSPECT_TEXT:
+        raise malformed("inspect", field, f"is longer than {MAX_INSPECT_TEXT} characters")
+    return value
+
+
+def _fields(field: str, item: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise malformed("inspect", field, "holds something other than objects")
+    return {name: _text(f"{field}.{name}", item.get(name)) for name in names}
+
+
+def _script(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    out = _fields("script", value, ("path",))
+    if "class_name" in value:
+        out["class_name"] = _text("script.class_name", value["class_name"])
+    out["extends"] = _text("script.extends", value.get("extends"))
+    return out
+
+
+def _item(r: _Reply, key: str, item: Any, cut: set[str]) -> Any:
+    """One item of the list ``key`` of an ``inspect`` reply, checked."""
+    if key == "groups":
+        return _text("groups", item)
+    if key == "connected_in":
+        return _fields(key, item, ("node", "signal", "method"))
+    if key == "methods":
+        out = _fields(key, item, ("name",))
+        out["args"] = [_text("methods.args", a) for a in _bounded(key, item, "args", cut)]
+        out["path"] = _text("methods.path", item.get("path"))
+        line = _Reply("inspect", item).integer("line", optional=True)
+        if line is not None and line < 1:
+            raise malformed("inspect", "methods.line", "is not a line number")
+        out["line"] = line
+        return out
+    if key == "signals":
+        out = _fields(key, item, ("name",))
+        connections = _bounded(key, item, "connections", cut)
+        out["connections"] = [
+            _fields(f"{key}.connections", c, ("node", "method")) for c in connections
+        ]
+        return out
+    out = _fields(key, item, ("name", "type"))
+    exported = item.get("exported")
+    if not isinstance(exported, bool):
+        raise malformed("inspect", "properties.exported", "is not true or false")
+    out["exported"] = exported
+    if "value" not in item:
+        raise malformed("inspect", "properties.value", "is missing")
+    out["value"] = r.shallow("properties.value", item["value"])
+    return out
+
+
+def _bounded(key: str, item: dict[str, Any], field: str, cut: set[str]) -> list[Any]:
+    """The list ``field`` of an item of ``key``, cut to 200 items (``key`` then says so)."""
+    value = item.get(field)
+    if not isinstance(value, list):
+        raise malformed("inspect", f"{key}.{field}", "is not a list")
+    if len(value) > MAX_INSPECT_ITEMS:
+        cut.add(key)
+    return value[:MAX_INSPECT_ITEMS]

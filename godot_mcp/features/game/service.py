@@ -49,7 +49,15 @@ from godot_mcp.features.game import (
     wait_until,
 )
 from godot_mcp.features.game.debugging import DebugLaunch, parse_breakpoints
-from godot_mcp.features.game.protocol import Applied, Clock, Perf, Tree, Values, Written
+from godot_mcp.features.game.protocol import (
+    Applied,
+    Clock,
+    Inspected,
+    Perf,
+    Tree,
+    Values,
+    Written,
+)
 from godot_mcp.features.game.scenetree import TreeFilters
 from godot_mcp.runtime.context import Runtime
 from godot_mcp.runtime.ended import EndedSessions
@@ -356,6 +364,12 @@ class GameService:
     async def perf(self, caller: Caller, session_id: str) -> Perf:
         """The engine's performance monitors, read at one frame."""
         return await self.get(caller, session_id).game.perf()
+
+    async def inspect(
+        self, caller: Caller, session_id: str, path: str, include: Sequence[str]
+    ) -> Inspected:
+        """A node of the caller's game: its script, methods, wiring, groups, properties."""
+        return await self.get(caller, session_id).game.inspect(path, include)
 
     async def call_method(
         self, caller: Caller, session_id: str, path: str, method: str, args: Sequence[Any]
