@@ -166,12 +166,10 @@ TOOLS = [
     Tool(
         "project.info",
         "Project info",
-        "The project's name, current generation, main scene (a res:// path; Godot 4's "
-        "uid:// form resolved from the scenes' headers), export preset names, dotnet (whether "
-        "the project uses C#, which needs a .NET build of Godot) and engine_features (the "
-        "config/features it declares; [] on Godot 3). warnings, when present, says the project "
-        "was saved by a newer Godot than this server runs. input_map: each action's events, "
-        "as {runtime.input.send} takes them. Reads project.godot and export_presets.cfg.",
+        "The project's name, generation, main scene (res://; a uid:// resolved), export preset "
+        "names, dotnet (uses C#: needs a .NET Godot), engine_features (config/features; [] on "
+        "Godot 3) and input_map (each action's events as {runtime.input.send} takes them). "
+        "warnings: saved by a newer Godot than this server runs.",
         project_info,
         answer={
             "name": STRING,
@@ -211,10 +209,10 @@ TOOLS = [
     Tool(
         "project.source",
         "Read a project text file",
-        "A res:// text file's lines (scripts, scenes, resources, shaders), numbered, with the "
-        "file's sha256: from_line..to_line, 200 lines by default, at most 400. Never "
-        "export_presets.cfg, hidden or import folders, or a link out of the project; a binary "
-        "file is refused. truncated: fewer lines than asked, to fit the answer.",
+        "A res:// text file's lines, numbered, with the file's sha256: from_line..to_line, 200 "
+        "lines by default, at most 400. Never export_presets.cfg, hidden or import folders, or a "
+        "link out of the project; a binary file is refused. truncated: fewer lines than asked, to "
+        "fit the answer.",
         project_source,
         args=(
             Arg("path", "string", "res:// path", required=True, schema_extra={"maxLength": 4096}),

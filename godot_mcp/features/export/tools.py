@@ -159,9 +159,8 @@ TOOLS = [
     Tool(
         "project.export.status",
         "Export status",
-        "State of an export; on success its outputs as artifacts. With wait_seconds it returns "
-        "as soon as the export ends or the time is up, sending progress notifications when "
-        "the call carries a progress token.",
+        "State of an export; on success its outputs as artifacts. With wait_seconds it returns as "
+        "soon as the export ends or the time is up, with progress notifications.",
         export_status,
         args=(
             EXPORT_ID,

@@ -183,11 +183,10 @@ TOOLS = [
     Tool(
         "runtime.session.start",
         "Start a game session",
-        "Start the project's main scene (or a res:// scene) in a game session: windowed "
-        "(captures work) or headless, with the game's own args; sessions run side by side. "
-        "Launches a Godot process (about a second). warnings, when present, say what to know "
-        "first: C# scripts that will not load on an engine without .NET, or the game's own files "
-        "written into the project.",
+        "Start the main scene (or a res:// scene) in a game session, windowed (captures work) or "
+        "headless, with the game's own args; sessions run side by side (about a second to start). "
+        "warnings say what to know first: C# scripts that will not load without .NET, or the "
+        "game's own files written into the project.",
         session_start,
         args=(
             Arg("mode", "string", choices=MODES, default="windowed"),
@@ -255,9 +254,9 @@ TOOLS = [
     Tool(
         "runtime.screenshot.capture",
         "Capture a screenshot",
-        "Capture one PNG of what the engine drew into the root viewport of a windowed session, "
-        "as an artifact (read it as a resource), and show it in the answer as an image "
-        "downscaled to preview_px on its long edge. Tens of milliseconds at 1280x720.",
+        "One PNG of what the engine drew into the root viewport of a windowed session, as an "
+        "artifact, shown in the answer downscaled to preview_px on its long edge. Tens of "
+        "milliseconds at 1280x720.",
         screenshot,
         args=(SESSION_ID, _preview_px(640, "long edge of the image shown in the answer")),
         answer=_answer_with(_SHOT_PREVIEW),
@@ -268,10 +267,9 @@ TOOLS = [
     Tool(
         "runtime.recording.capture",
         "Capture a recording",
-        f"Capture an animated PNG of frames at fps, at most {MAX_RECORD_SECONDS} s of "
-        "game time, as an artifact, and show a contact sheet of it in the answer: up to 16 "
-        "frames in a grid in time order, each labelled with its frame index. Takes "
-        "frames/fps seconds of game time or more.",
+        f"An animated PNG of frames at fps (at most {MAX_RECORD_SECONDS} s of game time) as an "
+        "artifact, with a contact sheet in the answer: up to 16 frames in time order, each "
+        "labelled with its frame index. Takes frames/fps game seconds or more.",
         recording,
         args=(
             SESSION_ID,
@@ -358,10 +356,10 @@ TOOLS += [
     Tool(
         "runtime.log.read",
         "Read a game's log",
-        "The game's own stdout and stderr, from its start: lines with their level, and for "
-        "errors and warnings the res:// place Godot names; startup marks the engine's own "
-        "start-up lines, which say nothing about the game. Page with next_cursor; dropped says "
-        "how many lines fell out of the bounded buffer. Cheap: no Godot call.",
+        "The game's own stdout and stderr from its start: lines with their level and, for errors "
+        "and warnings, the res:// place Godot names; startup marks the engine's own lines. Page "
+        "with next_cursor; dropped counts lines that fell out of the bounded buffer. Cheap: no "
+        "Godot call.",
         log_read,
         args=(
             SESSION_ID,
@@ -716,7 +714,7 @@ TOOLS += [
         "Read a node's values",
         "A node's class and property values as JSON (Vector2 {x, y}, Color {r, g, b, a}, …); "
         "default the script's variables, then the node's stored properties, at most 100 "
-        "(truncated says when there were more). One bridge round trip.",
+        "(truncated says when there were more).",
         node_get,
         args=(
             SESSION_ID,
@@ -851,11 +849,10 @@ TOOLS += [
     Tool(
         "runtime.wait",
         "Wait for something in a game",
-        "Wait (bounded) until frames or game seconds passed, a node exists, a property meets "
-        "its condition, or a new log line contains a text (new: after the call starts, or "
-        "after `cursor` from {runtime.log.read}, so a line printed by the input just sent is "
-        "not missed); on timeout answers timeout with the last value seen. Other calls on the "
-        "same session go on meanwhile.",
+        "Wait (bounded) until frames or game seconds passed, a node exists, a property meets its "
+        "condition, or a log line newer than the call (or than cursor from {runtime.log.read}) "
+        "contains a text; on timeout answers timeout with the last value seen. Other calls on the "
+        "session go on meanwhile.",
         wait,
         args=(
             SESSION_ID,
