@@ -142,16 +142,28 @@ script = ExtResource( 2 )
 """
 
 
+def scripts(engine: Engine) -> dict[str, str]:
+    """The fixture's scripts by res:// path, as written for ``engine``."""
+    godot3 = engine.major == 3
+    hero = HERO
+    for word, code in (HERO3 if godot3 else HERO4).items():
+        hero = hero.replace(word, code)
+    base = BASE.replace("EXPORT", "export" if godot3 else "@export")
+    return {"res://base.gd": base, "res://hero.gd": hero, "res://other.gd": OTHER}
+
+
+def coded(methods: list[dict[str, Any]], engine: Engine) -> list[dict[str, Any]]:
+    """``methods`` each with the ``code`` of its func line, as the fixture's file has it."""
+    texts = scripts(engine)
+    return [{**m, "code": texts[m["path"]].split("\n")[m["line"] - 1].strip()} for m in methods]
+
+
 def write_project(project: Path, engine: Engine) -> Path:
     project.mkdir(parents=True)
     godot3 = engine.major == 3
     (project / "project.godot").write_text(PROJECT3 if godot3 else PROJECT4)
-    (project / "base.gd").write_text(BASE.replace("EXPORT", "export" if godot3 else "@export"))
-    hero = HERO
-    for word, code in (HERO3 if godot3 else HERO4).items():
-        hero = hero.replace(word, code)
-    (project / "hero.gd").write_text(hero)
-    (project / "other.gd").write_text(OTHER)
+    for path, text in scripts(engine).items():
+        (project / path.removeprefix("res://")).write_text(text)
     (project / "main.tscn").write_text(engine.port(MAIN))
     if not godot3:  # scripts extend by path: the game needs no class cache, nothing to import
         (project / ".godot").mkdir()
@@ -228,7 +240,7 @@ async def test_a_node_is_inspected_as_its_code_and_scene_made_it(connect: Connec
                     "class_name": "InspectHero",
                     "extends": "res://base.gd",
                 },
-                "methods": HERO_METHODS,
+                "methods": coded(HERO_METHODS, engine),
                 "signals": HERO_SIGNALS if engine.major == 3 else HERO_SIGNALS4,
                 "connected_in": HERO_IN,
                 "groups": ["from_base_code", "from_code", "from_scene"],
@@ -238,14 +250,21 @@ async def test_a_node_is_inspected_as_its_code_and_scene_made_it(connect: Connec
             # The script it extends, without a class_name of its own; the engine's class.
             other = await ok(c, "runtime.node.inspect", {**at, "path": OTHER_NODE})
             assert other["script"] == {"path": "res://other.gd", "extends": "Node"}
-            assert other["methods"] == [
-                {"name": "on_died", "args": [], "path": "res://other.gd", "line": 5},
-                {
-                    "name": "_on_hero_hit",
-                    "args": ["damage", "source"],
-                    "path": "res://other.gd",
-                    "line": 8,
-                },
+            assert other["methods"] == coded(
+                [
+                    {"name": "on_died", "args": [], "path": "res://other.gd", "line": 5},
+                    {
+                        "name": "_on_hero_hit",
+                        "args": ["damage", "source"],
+                        "path": "res://other.gd",
+                        "line": 8,
+                    },
+                ],
+                engine,
+            )
+            assert [m["code"] for m in other["methods"]] == [
+                "func on_died():",
+                "func _on_hero_hit(damage, source):",
             ]
             assert other["signals"] == [
                 {
@@ -361,6 +380,7 @@ def big_script(engine: Engine) -> tuple[str, list[dict[str, Any]]]:
             "args": [],
             "path": "res://big.gd",
             "line": lines.index("func _ready():") + 1,
+            "code": "func _ready():",
         }
     ]
     for i in range(250):
@@ -371,6 +391,7 @@ def big_script(engine: Engine) -> tuple[str, list[dict[str, Any]]]:
                 "args": ["a", "b"],
                 "path": "res://big.gd",
                 "line": len(lines) - 1,
+                "code": f"func f_{i:03d}(a, b):",
             }
         )
     return "\n".join(lines) + "\n", methods

@@ -76,10 +76,10 @@ TOOLS = [
         "Check the project's scripts and scenes",
         "Parse every GDScript and load every scene and resource (or those under paths) with the "
         "project's own Godot, headless; nothing changes, no game runs. Each problem once, with "
-        "its res:// path, line (parse errors), code and kind: parse, load (fails to load or "
-        "instantiate: a class this Godot lacks, C# without .NET…) or missing_dependency. outcome "
+        "its res:// path, line (parse errors), code and kind: parse, load (a class this "
+        "Godot lacks, C# without .NET…) or missing_dependency. outcome "
         "ok whenever the check ran, errors [] when clean; warnings say a newer Godot saved it, "
-        "or name C# scripts the game does not need. Holds an export slot while it runs.",
+        "or name C# scripts the game does not need. Holds an export slot.",
         project_check,
         args=(
             Arg(

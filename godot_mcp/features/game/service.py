@@ -368,8 +368,18 @@ class GameService:
     async def inspect(
         self, caller: Caller, session_id: str, path: str, include: Sequence[str]
     ) -> Inspected:
-        """A node of the caller's game: its script, methods, wiring, groups, properties."""
-        return await self.get(caller, session_id).game.inspect(path, include)
+        """A node of the caller's game: its script, methods, wiring, groups, properties; each
+        method with the ``code`` of its ``func`` line as the project's file is now."""
+        got = await self.get(caller, session_id).game.inspect(path, include)
+        methods = got.parts.get("methods")
+        if methods:
+            places = [(m["path"], m["line"]) for m in methods]
+            codes = await self.rt.disk(code_at, self.rt.project, places)
+            for m in methods:
+                code = codes.get((m["path"], m["line"]))
+                if code is not None:
+                    m["code"] = code
+        return got
 
     async def call_method(
         self, caller: Caller, session_id: str, path: str, method: str, args: Sequence[Any]

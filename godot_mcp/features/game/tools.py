@@ -803,7 +803,7 @@ UNTIL_SCHEMA = {
                 "node": {"type": "string", "minLength": 1, "maxLength": 1024},
                 "property": {"type": "string", "minLength": 1, "maxLength": 200},
                 "equals": VALUE,
-                "not_equals": {},
+                "not_equals": VALUE,
                 "less": NUMBER,
                 "greater": NUMBER,
                 "changed": {"const": True},

@@ -12,7 +12,7 @@ from godot_mcp.features.game.protocol import INSPECT_LISTS
 from godot_mcp.features.game.tools import SESSION_ID, VALUE
 from godot_mcp.mcp.budget import cost, marker
 from godot_mcp.mcp.outcomes import ok
-from godot_mcp.mcp.spec import BOOLEAN, INTEGER, NULL, STRING, Arg, Tool
+from godot_mcp.mcp.spec import BOOLEAN, CODE, INTEGER, NULL, STRING, Arg, Tool
 
 if TYPE_CHECKING:
     from godot_mcp.features.services import Call
@@ -57,7 +57,7 @@ def _object(**fields: Any) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": fields,
-        "required": [k for k in fields if k != "class_name"],
+        "required": [k for k in fields if k not in ("class_name", "code")],
         "additionalProperties": False,
     }
 
@@ -70,7 +70,9 @@ ANSWER: dict[str, Any] = {
     "class": STRING,
     "script": {"anyOf": [_object(path=STRING, class_name=STRING, extends=STRING), NULL]},
     "methods": _list(
-        _object(name=STRING, args=_list(STRING), path=STRING, line={"anyOf": [INTEGER, NULL]})
+        _object(
+            name=STRING, args=_list(STRING), path=STRING, line={"anyOf": [INTEGER, NULL]}, code=CODE
+        )
     ),
     "signals": _list(_object(name=STRING, connections=_list(_object(node=STRING, method=STRING)))),
     "connected_in": _list(_object(node=STRING, signal=STRING, method=STRING)),
