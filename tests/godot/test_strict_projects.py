@@ -172,6 +172,11 @@ CANARY = {
 def test_the_strict_project_turns_a_warning_off_by_default_into_an_error(
     strict: Path, engine: Engine, tmp_path: Path
 ):
+    """The yardstick of the test above: a clean script prints nothing but the noise and exits
+    0 there (every engine line exits 0 on a clean --check-only), a canary fails to parse."""
+    clean = tmp_path / "clean.gd"
+    clean.write_text("extends SceneTree\n")
+    assert check_only(engine, strict, clean) == (0, [])
     script = tmp_path / "canary.gd"
     script.write_text(CANARY[engine.major])
     _rc, printed = check_only(engine, strict, script)

@@ -300,7 +300,7 @@ func _cmd_reload(id: Variant, paths: Variant) -> void:
 		var path: String = str(items[i])
 		i += 1
 		var bad: bool = not path.begins_with("res://") or path.contains("..") or not path.ends_with(".gd")
-		var script: GDScript = null if bad else load(path) as GDScript
+		var script: GDScript = null if bad else load(path)
 		if bad or not (script is GDScript) or not FileAccess.file_exists(path):
 			_send({"id": id, "ok": false, "error": "invalid_argument",
 				"message": "%s is not a script of the project" % path})
@@ -1691,8 +1691,7 @@ func _save_raw(image: Image, path: String) -> String:
 	var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
 	if file == null:
 		return ""
-	@warning_ignore("return_value_discarded")
-	file.store_buffer(image.get_data())
+	var _stored: Variant = file.call("store_buffer", image.get_data())
 	var failed: bool = file.get_error() != OK
 	file.close()
 	return "" if failed else mode
