@@ -193,15 +193,19 @@ async def test_a_strict_project_runs_and_checks_through_the_server(
     tmp_path: Path, strict: Path, engine: Engine
 ):
     """A game session reaches the bridge, and project.check finds nothing, in a project whose
-    every warning is an error."""
+    every warning is an error (with a main scene and an autoload, both read by the check)."""
     settings = [
         line
         for line in (strict / "project.godot").read_text().splitlines()
         if line.startswith("gdscript/")
     ]
-    application = '[application]\n\nconfig/name="strict"\nrun/main_scene="res://main.tscn"\n\n'
+    application = (
+        '[application]\n\nconfig/name="strict"\nrun/main_scene="res://main.tscn"\n\n'
+        '[autoload]\n\nGlobal="*res://global.gd"\n\n'
+    )
     project = write_strict(tmp_path / "game", engine, settings, application)
     (project / "main.gd").write_text(MAIN_SCRIPT)
+    (project / "global.gd").write_text("extends Node\n")
     (project / "main.tscn").write_text(engine.scene("main.gd", "Node2D"))
     with anyio.fail_after(180):
         async with stdio_client(project, tmp_path / "state") as c:
@@ -209,7 +213,7 @@ async def test_a_strict_project_runs_and_checks_through_the_server(
             assert answer == {
                 "outcome": "ok",
                 "errors": [],
-                "checked": {"scripts": 1, "scenes": 1},
+                "checked": {"scripts": 2, "scenes": 1},
                 "truncated": False,
             }
             start = {"mode": "headless"}
