@@ -55,14 +55,14 @@ func _instantiate(p: String, scene: Resource) -> void:
 func _settings() -> void:
 	var needed: PackedStringArray = PackedStringArray()
 	if ProjectSettings.has_setting("application/run/main_scene"):
-		needed.append(str(ProjectSettings.get_setting("application/run/main_scene")))
+		var _main: bool = needed.append(str(ProjectSettings.get_setting("application/run/main_scene")))
 	var props: Array[Dictionary] = ProjectSettings.get_property_list()
 	var i: int = 0
 	while i < props.size():
 		var key: String = str(props[i].get("name", ""))
 		i += 1
 		if key.begins_with("autoload/"):
-			needed.append(str(ProjectSettings.get_setting(key)).trim_prefix("*"))
+			var _autoload: bool = needed.append(str(ProjectSettings.get_setting(key)).trim_prefix("*"))
 	i = 0
 	while i < needed.size():
 		var dep: String = needed[i]

@@ -60,6 +60,7 @@ func _initialize() -> void:
 	if _scene == "":
 		_scene = str(ProjectSettings.get_setting("application/run/main_scene"))
 	_started_ms = OS.get_ticks_msec()
+	# warning-ignore:return_value_discarded
 	_peer.connect_to_host("127.0.0.1", _port)
 
 
@@ -164,10 +165,10 @@ func _read_commands() -> void:
 
 func _handle(line: String) -> void:
 	var parsed := JSON.parse(line)
-	if parsed.error != OK or typeof(parsed.result) != TYPE_DICTIONARY:
+	if parsed.get_error() != OK or typeof(parsed.get_result()) != TYPE_DICTIONARY:
 		_send({"id": null, "ok": false, "error": "invalid_argument", "message": "bad command line"})
 		return
-	var cmd: Dictionary = parsed.result
+	var cmd: Dictionary = parsed.get_result()
 	var id = cmd.get("id")
 	var name := str(cmd.get("cmd", ""))
 	if name == "quit":
@@ -1051,6 +1052,7 @@ func _begin_capture(id, name: String, cmd: Dictionary) -> void:
 		"low_processor": OS.low_processor_usage_mode,
 	}
 	OS.low_processor_usage_mode = false
+	# warning-ignore:return_value_discarded
 	VisualServer.connect("frame_post_draw", self, "_on_frame_post_draw")
 	if name == "screenshot":
 		# Draw now rather than waiting up to a frame for the next one.
@@ -1121,6 +1123,7 @@ func _drop_capture() -> void:
 func _send(message: Dictionary) -> void:
 	if _peer.get_status() != StreamPeerTCP.STATUS_CONNECTED:
 		return
+	# warning-ignore:return_value_discarded
 	_peer.put_data((_json(message) + "\n").to_utf8())
 
 

@@ -292,7 +292,7 @@ func _loaded_scripts() -> Array:
 	var todo: Array = [root]
 	while not todo.is_empty():
 		var node: Node = todo.pop_back()
-		var script: Variant = node.get_script()
+		var script: Script = node.get_script()
 		while script != null:
 			var path: String = script.resource_path
 			if path.begins_with("res://") and path.ends_with(".gd"):
@@ -317,7 +317,7 @@ func _cmd_reload(id: Variant, paths: Variant) -> void:
 		var path: String = str(items[i])
 		i += 1
 		var bad: bool = not path.begins_with("res://") or path.contains("..") or not path.ends_with(".gd")
-		var script: Variant = null if bad else load(path)
+		var script: GDScript = null if bad else load(path)
 		if bad or not (script is GDScript) or not FileAccess.file_exists(path):
 			_send({"id": id, "ok": false, "error": "invalid_argument",
 				"message": "%s is not a script of the project" % path})
@@ -1724,7 +1724,7 @@ func _save_raw(image: Image, path: String) -> String:
 	var file: FileAccess = FileAccess.open(path, FileAccess.WRITE)
 	if file == null:
 		return ""
-	file.store_buffer(image.get_data())
+	var _stored: Variant = file.call("store_buffer", image.get_data())
 	var failed: bool = file.get_error() != OK
 	file.close()
 	return "" if failed else mode
