@@ -112,8 +112,8 @@ var _game_time: float = 0.0
 var _last_delta: float = 0.0
 var _frames_seen: int = 0
 var _tick_us: int = 0
-var _rate_us: Array = []
-var _rate_frames: Array = []
+var _rate_us: Array[int] = []
+var _rate_frames: Array[int] = []
 var _timers: Array = []
 
 
@@ -1824,7 +1824,7 @@ func _tick(delta: float) -> void:
 	_last_delta = delta
 	_frames_seen += 1
 	_tick_us = Time.get_ticks_usec()
-	if _rate_us.is_empty() or _tick_us - int(_rate_us.back()) >= RATE_SPACING_US:
+	if _rate_us.is_empty() or _tick_us - _rate_us[_rate_us.size() - 1] >= RATE_SPACING_US:
 		_rate_us.append(_tick_us)
 		_rate_frames.append(_frames_seen)
 		if _rate_us.size() > RATE_SAMPLES:
@@ -1837,9 +1837,9 @@ func _tick(delta: float) -> void:
 func _rate() -> Variant:
 	var i: int = _rate_us.size() - 1
 	while i >= 0:
-		var span: int = _tick_us - int(_rate_us[i])
+		var span: int = _tick_us - _rate_us[i]
 		if span >= RATE_WINDOW_US:
-			return float(_frames_seen - int(_rate_frames[i])) * 1000000.0 / float(span)
+			return float(_frames_seen - _rate_frames[i]) * 1000000.0 / float(span)
 		i -= 1
 	return null
 
@@ -1858,7 +1858,8 @@ func _advance_timers() -> void:
 	var i: int = 0
 	while i < _timers.size():
 		var timer: Dictionary = _timers[i]
-		if _reached(float(timer["until"])):
+		var until: float = timer["until"]
+		if _reached(until):
 			_send({"id": timer["id"], "ok": true, "frame": Engine.get_process_frames(),
 				"time": _game_time})
 			_timers.remove_at(i)
