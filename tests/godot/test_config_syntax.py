@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from godot_mcp.engine.profile import profile_of
 from godot_mcp.engine.project.presets import (
     ConfigSyntaxError,
     Constructed,
@@ -373,7 +374,10 @@ def info(project: Path) -> dict[str, Any]:
     async def blocking(fn, *args):  # the runtime's worker thread, here the caller's
         return fn(*args)
 
-    engine = SimpleNamespace(version="4.6.3.stable", headless_version=None)
+    version = "4.6.3.stable"
+    engine = SimpleNamespace(
+        version=version, headless_version=None, major=4, profile=profile_of(version)
+    )
     runtime = cast(Runtime, SimpleNamespace(godot=engine, disk=blocking, project=project))
     deps = SimpleNamespace(core=CoreService(runtime))
     call = cast(Call, SimpleNamespace(deps=deps, generation=3, budget=Budget(512 * 1024)))

@@ -14,7 +14,15 @@ from typing import Any, cast
 import anyio
 import pytest
 
-from godot_mcp.engine.profile import GODOT_3_2, GODOT_3_5, GODOT_4, GODOT_4_0, EngineProfile
+from godot_mcp.engine.process.locate import major_of
+from godot_mcp.engine.profile import (
+    GODOT_3_2,
+    GODOT_3_5,
+    GODOT_4,
+    GODOT_4_0,
+    EngineProfile,
+    profile_of,
+)
 from godot_mcp.engine.project.inputmap import MAX_EVENTS, read_input_map
 from godot_mcp.engine.project.keys import KEYCODES, SCANCODES
 from godot_mcp.engine.project.presets import parse_config
@@ -371,7 +379,12 @@ def info(project: Path, limit: int = 512 * 1024, version: str = "3.2.3.stable") 
     async def blocking(fn, *args):  # the runtime's worker thread, here the caller's
         return fn(*args)
 
-    engine = SimpleNamespace(version=version, headless_version=None)
+    engine = SimpleNamespace(
+        version=version,
+        headless_version=None,
+        major=major_of(version),
+        profile=profile_of(version),
+    )
     runtime = cast(Runtime, SimpleNamespace(godot=engine, disk=blocking, project=project))
     deps = SimpleNamespace(core=CoreService(runtime))
     budget = Budget(limit)

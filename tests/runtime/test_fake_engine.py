@@ -670,6 +670,11 @@ async def test_a_never_imported_project_is_refused_then_imported(
     folder = {3: ".import", 4: ".godot/imported"}[fake_major]  # each engine's import folder
     with anyio.fail_after(60):
         async with fake_server(tmp_path, major=fake_major) as c:
+            warned = await ok(c, "project.info")
+            assert warned["warnings"] == [
+                f"the project was never imported (it has no {folder.split('/')[0]}/ folder): "
+                "a game of it is refused until it is"
+            ]
             refused = await call(c, "runtime.session.start", {"mode": "headless"})
             assert refused == {
                 "outcome": "unavailable",
@@ -678,6 +683,7 @@ async def test_a_never_imported_project_is_refused_then_imported(
             }
             imported = await ok(c, "project.import")
             assert imported["imported"] == {"files": 1}
+            assert "warnings" not in await ok(c, "project.info")
             started = await ok(c, "runtime.session.start", {"mode": "headless"})
             await ok(c, "runtime.session.stop", {"session_id": started["session"]["id"]})
     assert (project / "icon.png.import").read_text().count('source_file="res://icon.png"') == 1

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from godot_mcp.engine.process.redact import printable
+from godot_mcp.engine.project.imported import never_imported
 from godot_mcp.engine.project.info import ProjectInfo, read_info
 from godot_mcp.engine.project.source import Source, read_source
 from godot_mcp.runtime.context import Runtime
@@ -37,10 +39,20 @@ class CoreService:
         }
 
     async def info(self) -> ProjectInfo:
-        """The project's name, main scene, presets and what it needs of its engine."""
+        """The project's name, main scene, presets and what it needs of its engine; a warning
+        when a game of it would be refused as never imported (said before a start fails)."""
         install = self.rt.godot
         version = install.version or install.headless_version
-        return await self.rt.disk(read_info, self.rt.project, version)
+        info = await self.rt.disk(read_info, self.rt.project, version)
+        if install.major is not None:
+            engine = install.profile
+            if await self.rt.disk(never_imported, self.rt.project, engine):
+                warning = (
+                    f"the project was never imported (it has no {engine.import_folder} folder): "
+                    "a game of it is refused until it is"
+                )
+                info = replace(info, warnings=[*info.warnings, warning])
+        return info
 
     async def reload(self) -> int:
         """Advance the project's generation (the project is read anew); the new one."""

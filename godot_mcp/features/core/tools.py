@@ -169,7 +169,7 @@ TOOLS = [
         "The project's name, generation, main scene (res://; a uid:// resolved), export preset "
         "names, dotnet (uses C#: needs a .NET Godot), engine_features (config/features; [] on "
         "Godot 3) and input_map (each action's events as {runtime.input.send} takes them). "
-        "warnings: saved by a newer Godot than this server runs.",
+        "warnings: saved by a newer Godot than this server runs, or never imported.",
         project_info,
         answer={
             "name": STRING,
