@@ -90,7 +90,7 @@ def expected_map(engine: Engine) -> dict[str, list[dict[str, Any]]]:
     by_place = "physical_scancode" in engine.profile.key_codes or engine.major == 4
     return {
         "jump": [{"type": "key", "key": "Space"}, {"type": "joypad_button", "button": 0}],
-        "p2_jump": [{"type": "unknown", "class": "InputEventJoypadButton"}],
+        "p2_jump": [{"type": "unknown", "class": "InputEventJoypadButton", "device": 1}],
         "lean_left": [{"type": "joypad_motion", "axis": 0, "value": -1.0}],
         "dash": [
             {"type": "key", "key": "Shift"}

@@ -21,7 +21,8 @@ it too) and is left out. An input event becomes:
 * ``{"type": "joypad_button", "button": N}`` (0–127) and
   ``{"type": "joypad_motion", "axis": N, "value": V}`` (axis 0–9, value in -1..1);
 * ``{"type": "action", "action": NAME}`` for an action event;
-* ``{"type": "unknown", "class": CLASS}`` for any other input event, or one that
+* ``{"type": "unknown", "class": CLASS}`` (and ``"device": N`` when it is bound to
+  another device than the first) for any other input event, or one that
   ``runtime.input.send`` cannot make: a touch, a gesture, MIDI, a key whose code has no name,
   another mouse button or a click with modifiers, and any event bound to a device other than
   the first (``runtime.input.send`` plays device 0, which an event of every device matches
@@ -114,7 +115,13 @@ def event_json(event: GodotObject, codes: _Codes) -> dict[str, Any]:
         found = _joypad_motion(props)
     elif event.class_name == "InputEventAction":
         found = _action(props)
-    return found if found is not None else {"type": "unknown", "class": event.class_name}
+    if found is not None:
+        return found
+    unknown: dict[str, Any] = {"type": "unknown", "class": event.class_name}
+    device = _int(props.get("device", 0))
+    if device is not None and device not in (0, ALL_DEVICES):
+        unknown["device"] = device  # why it cannot be sent: another player's
+    return unknown
 
 
 def _int(value: object) -> int | None:
