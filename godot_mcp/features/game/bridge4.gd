@@ -670,7 +670,7 @@ func _advance_inputs() -> void:
 			if _push_to_viewport:
 				root.push_input(event)
 			if event is InputEventAction and event.is_pressed():
-				_press_shortcuts(event as InputEventAction)
+				_press_shortcuts(event)
 			k += 1
 		if not is_release:
 			job.applied += 1
@@ -757,7 +757,7 @@ func _events_of(ev: Dictionary, job: InputJob) -> Array:
 # the last node in tree order first, as the engine walks its shortcut group, until one takes it.
 # That event is not an action (`is_action` is false), so `_input` and `_unhandled_input` count no
 # second press. docs/godot.md, "Action events and shortcuts".
-func _press_shortcuts(action: InputEventAction) -> void:
+func _press_shortcuts(action: InputEvent) -> void:
 	if root.is_input_handled():
 		return
 	var shortcuts: Array = []  # tree order: find_children walks pre-order
@@ -766,30 +766,34 @@ func _press_shortcuts(action: InputEventAction) -> void:
 	while i < nodes.size():
 		var node: Node = nodes[i]
 		if node is BaseButton:
-			_add_shortcut(shortcuts, (node as BaseButton).shortcut, action)
+			var button: BaseButton = nodes[i]
+			_add_shortcut(shortcuts, button.shortcut, action)
 		if node is MenuButton:  # its popup is an internal child
-			_add_menu_shortcuts(shortcuts, (node as MenuButton).get_popup(), action)
+			var menu_button: MenuButton = nodes[i]
+			_add_menu_shortcuts(shortcuts, menu_button.get_popup(), action)
 		elif node is PopupMenu:
-			_add_menu_shortcuts(shortcuts, node as PopupMenu, action)
+			var menu: PopupMenu = nodes[i]
+			_add_menu_shortcuts(shortcuts, menu, action)
 		i += 1
 	i = shortcuts.size() - 1
 	while i >= 0:
+		var shortcut: Shortcut = shortcuts[i]
 		var press: InputEventShortcut = InputEventShortcut.new()
-		press.shortcut = shortcuts[i]
+		press.shortcut = shortcut
 		root.push_input(press)
 		if root.is_input_handled():
 			return
 		i -= 1
 
 
-func _add_menu_shortcuts(shortcuts: Array, menu: PopupMenu, action: InputEventAction) -> void:
+func _add_menu_shortcuts(shortcuts: Array, menu: PopupMenu, action: InputEvent) -> void:
 	var item: int = 0
 	while item < menu.item_count:
 		_add_shortcut(shortcuts, menu.get_item_shortcut(item), action)
 		item += 1
 
 
-func _add_shortcut(shortcuts: Array, shortcut: Shortcut, action: InputEventAction) -> void:
+func _add_shortcut(shortcuts: Array, shortcut: Shortcut, action: InputEvent) -> void:
 	if shortcut != null and not shortcuts.has(shortcut) and shortcut.matches_event(action):
 		shortcuts.append(shortcut)
 
