@@ -669,6 +669,8 @@ func _advance_inputs() -> void:
 			Input.flush_buffered_events()
 			if _push_to_viewport:
 				root.push_input(event)
+			if event is InputEventAction and event.is_pressed():
+				_press_shortcuts(event)
 			k += 1
 		if not is_release:
 			job.applied += 1
@@ -745,6 +747,55 @@ func _events_of(ev: Dictionary, job: InputJob) -> Array:
 			i += 1
 		return out
 	return []
+
+
+# Godot 4 offers only key, joypad-button and InputEventShortcut events to `_shortcut_input`
+# (Viewport._push_unhandled_input_internal), never an InputEventAction, so a button whose shortcut
+# is the action would miss the press a player's key makes. Unless a node handled the action, each
+# Shortcut in the tree (a button's, a popup menu item's) that the action matches gets an
+# InputEventShortcut holding that very Shortcut (Shortcut.matches_event takes it by identity),
+# the last node in tree order first, as the engine walks its shortcut group, until one takes it.
+# That event is not an action (`is_action` is false), so `_input` and `_unhandled_input` count no
+# second press. docs/godot.md, "Action events and shortcuts".
+func _press_shortcuts(action: InputEvent) -> void:
+	if root.is_input_handled():
+		return
+	var shortcuts: Array = []  # tree order: find_children walks pre-order
+	var nodes: Array = root.find_children("*", "", true, false)
+	var i: int = 0
+	while i < nodes.size():
+		var node: Node = nodes[i]
+		if node is BaseButton:
+			var button: BaseButton = nodes[i]
+			_add_shortcut(shortcuts, button.shortcut, action)
+		if node is MenuButton:  # its popup is an internal child
+			var menu_button: MenuButton = nodes[i]
+			_add_menu_shortcuts(shortcuts, menu_button.get_popup(), action)
+		elif node is PopupMenu:
+			var menu: PopupMenu = nodes[i]
+			_add_menu_shortcuts(shortcuts, menu, action)
+		i += 1
+	i = shortcuts.size() - 1
+	while i >= 0:
+		var shortcut: Shortcut = shortcuts[i]
+		var press: InputEventShortcut = InputEventShortcut.new()
+		press.shortcut = shortcut
+		root.push_input(press)
+		if root.is_input_handled():
+			return
+		i -= 1
+
+
+func _add_menu_shortcuts(shortcuts: Array, menu: PopupMenu, action: InputEvent) -> void:
+	var item: int = 0
+	while item < menu.item_count:
+		_add_shortcut(shortcuts, menu.get_item_shortcut(item), action)
+		item += 1
+
+
+func _add_shortcut(shortcuts: Array, shortcut: Shortcut, action: InputEvent) -> void:
+	if shortcut != null and not shortcuts.has(shortcut) and shortcut.matches_event(action):
+		shortcuts.append(shortcut)
 
 
 # A button or an axis of the first joypad (device 0).
