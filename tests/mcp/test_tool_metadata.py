@@ -19,6 +19,7 @@ HOST_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 READ_ONLY = {
     "server.profile",
     "project.info",
+    "project.source",
     "runtime.session.list",
     "project.export.status",
     "artifacts.read",
