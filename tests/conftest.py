@@ -86,7 +86,7 @@ def database(request: pytest.FixtureRequest) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def s3_run_server() -> Iterator[seaweed.Seaweed]:
+def s3_server() -> Iterator[seaweed.Seaweed]:
     """One real SeaweedFS (S3 on loopback) for the whole run (skipped loudly when absent)."""
     if seaweed.binary() is None:
         reason = "SKIPPED LOUDLY: SeaweedFS (weed) is not installed; S3 tests not run"
@@ -97,23 +97,6 @@ def s3_run_server() -> Iterator[seaweed.Seaweed]:
         yield server
     finally:
         server.stop()
-
-
-@pytest.fixture
-def s3_server(s3_run_server: seaweed.Seaweed) -> seaweed.Seaweed:
-    """The run's SeaweedFS, serving. On a loaded machine it was once seen answering every call
-    with InternalError after half an hour: a test of ours then measured SeaweedFS, not the
-    server. So a SeaweedFS that stopped serving is restarted on its data first, loudly (its
-    log's end in the warning), and a test fails only when S3 still does not serve."""
-    if not s3_run_server.serving():
-        warnings.warn(
-            "SeaweedFS stopped serving mid-run; restarted on its data. Its log ended:\n"
-            + s3_run_server.log_tail(),
-            stacklevel=2,
-        )
-        s3_run_server.kill()
-        s3_run_server.restart()
-    return s3_run_server
 
 
 # The test SeaweedFS's one identity, for every store the tests open and every child they start

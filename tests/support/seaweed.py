@@ -93,25 +93,6 @@ class Seaweed:
         """The ``--blob-store`` URL of ``bucket``."""
         return f"s3://{bucket}/{prefix}?endpoint_url={self.endpoint}&region=us-east-1"
 
-    def serving(self, timeout: float = 15.0) -> bool:
-        """Whether S3 answers a new bucket's head and a put (retried for ``timeout``)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                client = self.client()
-                bucket = self.create_bucket()
-                client.head_bucket(Bucket=bucket)
-                client.put_object(Bucket=bucket, Key="probe", Body=b"x")
-                return True
-            except Exception:
-                if time.monotonic() >= deadline or self.process.poll() is not None:
-                    return False
-                time.sleep(0.5)
-
-    def log_tail(self, size: int = 2000) -> str:
-        """The end of the server's own log."""
-        return (self.root / "weed.log").read_text(errors="replace")[-size:]
-
     def kill(self) -> None:
         """kill -9 the whole process group (its data stays, for ``restart``)."""
         try:
@@ -153,7 +134,10 @@ def _launch(root: Path, ports: list[int]) -> subprocess.Popen[bytes]:
             f"-s3.port={s3}",
             "-s3.port.iceberg=0",  # fixed default ports: two servers could not both start
             "-s3.port.lance=0",
-            "-volume.max=0",
+            # Slots for volumes, not disk: every bucket is a collection that grows 7 volumes,
+            # and the automatic count (free disk / 64 MB) ran out after about a hundred buckets
+            # ("No writable volumes and no free volumes left"). Volumes take disk as written.
+            "-volume.max=20000",
             "-master.volumeSizeLimitMB=64",
         ],
         stdout=log,
