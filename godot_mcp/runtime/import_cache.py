@@ -241,7 +241,7 @@ class ImportCache:
             return True
         finally:
             if partial:
-                _remove_name(root, partial, self.root)
+                tree.remove(self.root / partial)
 
     # -- bounds ----------------------------------------------------------------------------
 
@@ -254,7 +254,7 @@ class ImportCache:
                 continue
             fd = _open_dir(root, name)
             if fd is None:  # a link or a file where an entry belongs
-                _remove_name(root, name, self.root)
+                tree.remove(self.root / name)
                 continue
             try:
                 used = os.fstat(fd).st_mtime_ns
@@ -280,7 +280,7 @@ class ImportCache:
             fd = os.open(name, _DIR, dir_fd=root)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                _remove_name(root, name, self.root)  # the link itself
+                tree.remove(self.root / name)  # the link itself
                 self._count("dropped")
             return
         try:
@@ -296,7 +296,7 @@ class ImportCache:
         finally:
             os.close(fd)
         self._count("dropped")
-        _remove_name(root, aside, self.root)
+        tree.remove(self.root / aside)
 
     def entries(self) -> list[str]:
         """The keys of the entries published (for tests and the admin)."""
@@ -343,7 +343,7 @@ def sweep(root: Path) -> int:
                 continue
             if owned and _owner_alive(name):
                 continue
-            _remove_name(fd, name, root)
+            tree.remove(root / name)
             removed += 1
     finally:
         os.close(fd)
@@ -714,24 +714,6 @@ def _names(root: int) -> Iterator[str]:
         yield from os.listdir(root)
     except OSError:
         return
-
-
-def _unlink_at(root: int, name: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(name, dir_fd=root)
-
-
-def _remove_name(root: int, name: str, path: Path) -> None:
-    """Remove ``name`` of the cache dir (opened as ``root``, at ``path``): a link or a file
-    unlinked, a folder removed with all it holds, nothing followed."""
-    try:
-        st = os.stat(name, dir_fd=root, follow_symlinks=False)
-    except OSError:
-        return
-    if not stat.S_ISDIR(st.st_mode):
-        _unlink_at(root, name)
-        return
-    tree.remove(path / name)
 
 
 def _owner_tag() -> str:
