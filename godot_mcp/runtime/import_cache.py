@@ -43,7 +43,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import stat
 import threading
 from collections.abc import Iterator, Mapping
@@ -53,6 +52,7 @@ from typing import Any, Literal
 
 from godot_mcp.engine.project import tree
 from godot_mcp.runtime.owner import alive, me
+from godot_mcp.store.blobs import is_sha256
 from godot_mcp.store.faults import checkpoint
 
 __all__ = [
@@ -73,8 +73,6 @@ MANIFEST = "manifest.json"
 FILES = "files"
 PARTIAL = ".partial-"
 TRASH = ".trash-"
-_KEY = re.compile(r"^[0-9a-f]{64}$")
-_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 _MAX_MANIFEST = 64 << 20
 _MAX_PATHS = 250_000
 _CHUNK = 1 << 20
@@ -250,7 +248,7 @@ class ImportCache:
         entry in use)."""
         rows: list[tuple[int, str, int]] = []
         for name in _names(root):
-            if not _KEY.match(name):
+            if not is_sha256(name):
                 continue
             fd = _open_dir(root, name)
             if fd is None:  # a link or a file where an entry belongs
@@ -304,7 +302,7 @@ class ImportCache:
         if root is None:
             return []
         try:
-            return sorted(n for n in _names(root) if _KEY.match(n))
+            return sorted(n for n in _names(root) if is_sha256(n))
         finally:
             os.close(root)
 
@@ -339,7 +337,7 @@ def sweep(root: Path) -> int:
     try:
         for name in _names(fd):
             owned = name.startswith((PARTIAL, TRASH))
-            if _KEY.match(name) and _open_is_dir(fd, name):
+            if is_sha256(name) and _open_is_dir(fd, name):
                 continue
             if owned and _owner_alive(name):
                 continue
@@ -586,7 +584,7 @@ def _read_manifest(entry: int, key: str) -> dict[str, Any] | None:
                 _plain(p)
                 and _int(s)
                 and isinstance(d, str)
-                and bool(_DIGEST.match(d))
+                and is_sha256(d)
                 and _int(m)
                 and _int(t)
                 for p, s, d, m, t in manifest["files"]
