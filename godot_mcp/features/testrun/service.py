@@ -77,9 +77,9 @@ class TestService(HeadlessWork):
 
     __test__ = False
 
-    def __init__(self, rt: Runtime, imports: ImportCache | None = None) -> None:
+    def __init__(self, rt: Runtime) -> None:
         super().__init__(rt)
-        self.imports = imports or ImportCache(rt.dirs.imports_dir)
+        self.imports = ImportCache(rt.dirs.imports_dir)
         self.copies_imported = 0  # copies the engine imported
         self.copies_reused = 0  # copies given an earlier import's writes instead
 
