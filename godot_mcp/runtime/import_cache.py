@@ -265,8 +265,7 @@ class ImportCache:
             rows.append((used, name, int(read["bytes"])))
         rows.sort(reverse=True)
         count = total = 0
-        for used, name, size in rows:
-            del used
+        for _used, name, size in rows:
             if name == keep or (count < self.max_entries and total + size <= self.max_bytes):
                 count, total = count + 1, total + size
                 continue
