@@ -111,7 +111,7 @@ class Framing:
         probe = types.CallToolResult(
             content=[types.TextContent(type="text", text="{}")], structured_content={}
         ).model_dump(by_alias=True, mode="json", exclude_none=True)
-        return _json_size(self.shaped(dict(probe))) - _json_size(probe)
+        return json_size(self.shaped(dict(probe))) - json_size(probe)
 
     def shaped(self, dumped: dict[str, Any]) -> dict[str, Any]:
         """``dumped`` as the SDK sends it on this connection (``mcp`` server runner's
@@ -256,11 +256,11 @@ class Budget:
     ) -> types.CallToolResult | None:
         for _ in range(MAX_MARKS):
             over = size - self.room
-            spots = [s for s in _spots(body, schema) if s[1] > _json_size(marker(s[1]))]
+            spots = [s for s in _spots(body, schema) if s[1] > json_size(marker(s[1]))]
             if not spots:
                 return None
             # The smallest value whose marker alone brings the answer down, else the largest.
-            enough = [s for s in spots if 2 * (s[1] - _json_size(marker(s[1]))) >= over]
+            enough = [s for s in spots if 2 * (s[1] - json_size(marker(s[1]))) >= over]
             path, was = min(enough, key=_size) if enough else max(spots, key=_size)
             body = _replaced(body, path, marker(was))
             result = tool_result(body, blocks)
@@ -280,7 +280,8 @@ def _size(spot: tuple[Path, int]) -> int:
     return spot[1]
 
 
-def _json_size(value: Any) -> int:
+def json_size(value: Any) -> int:
+    """Bytes of ``value``'s compact JSON, as an answer holds it."""
     return len(json.dumps(value, ensure_ascii=False, separators=_SEP).encode("utf-8"))
 
 
@@ -315,7 +316,7 @@ def _spots(body: dict[str, Any], schema: Mapping[str, Any]) -> list[tuple[Path, 
         value, sub, path = todo.pop()
         seen += 1
         if not _is_marker(value) and _valid(sub, marker(1)):
-            out.append((path, _json_size(value)))
+            out.append((path, json_size(value)))
         if len(path) >= MAX_DEPTH:
             continue
         shape = _branch(sub, value)

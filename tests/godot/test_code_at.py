@@ -3,7 +3,6 @@ under project.source's rules, each file once, within bounds a hostile game canno
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +10,8 @@ import pytest
 
 from godot_mcp.engine.project import source, tree
 from godot_mcp.engine.project.source import MAX_BYTES, MAX_CODE, code_at
-
-
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "p"
-    (root / "src").mkdir(parents=True)
-    (root / "project.godot").write_text("config_version=4\n")
-    return root
+from tests.support.projects import plant_unreadables
+from tests.support.projects import source_project as project
 
 
 class Reads:
@@ -65,19 +59,9 @@ def test_a_line_is_its_text_trimmed_printable_and_cut(tmp_path: Path) -> None:
 def test_places_that_have_no_code_answer_none_and_raise_nothing(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / "a.gd").write_text("one\ntwo\n")
-    outside = tmp_path / "secret.txt"
-    outside.write_text("password\n")
-    (root / "out.gd").symlink_to(outside)
-    (root / "src" / "up").symlink_to(tmp_path)
-    (root / "export_presets.cfg").write_text('[preset.0]\nkeystore/release_password="x"\n')
-    (root / ".godot").mkdir()
-    (root / ".godot" / "cache.cfg").write_text("x\n")
+    outside = plant_unreadables(root, tmp_path)
     (root / ".import").mkdir()
     (root / ".import" / "a.md5").write_text("x\n")
-    (root / ".env").write_text("TOKEN=x\n")
-    (root / "blob.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
-    (root / "latin1.gd").write_bytes(b"caf\xe9\n")
-    os.mkfifo(root / "pipe.gd")
     (root / "big.txt").write_bytes(b"x\n" * (MAX_BYTES // 2 + 1))
     places: list[tuple[Any, Any]] = [
         ("res://../../etc/passwd", 1),

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import math
-import os
 import shutil
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -833,22 +831,8 @@ WRITER4 = (
 def test_the_project_file_each_engine_writes_parses(tmp_path: Path, engine: Engine) -> None:
     engine.require()
     four = engine.major == 4
-    project = tmp_path / "written"
-    project.mkdir()
-    (project / "project.godot").write_text(
-        f'config_version={engine.major + 1}\n\n[application]\n\nconfig/name="Live Writer"\n'
-        'run/main_scene="res://main.tscn"\n'
-    )
-    (project / "w.gd").write_text(WRITER4 if four else WRITER)
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
-    run = subprocess.run(
-        [*engine.headless_argv(), "--path", str(project), "--script", "res://w.gd"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
+    application = 'config/name="Live Writer"\nrun/main_scene="res://main.tscn"\n'
+    project, _ = engine.run_script(tmp_path, WRITER4 if four else WRITER, application)
     text = (project / "project.godot").read_text()
     assert "Object(InputEventKey," in text, text
     # Godot 3.2 writes -inf; 3.6 and 4 write inf_neg.

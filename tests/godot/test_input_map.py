@@ -5,8 +5,6 @@ to press what the map lists."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -584,31 +582,11 @@ DUMP4 = (
 )
 
 
-def run_script(engine: Engine, tmp_path: Path, script: str) -> tuple[Path, str]:
-    """Run ``script`` headless in a fresh project of ``engine``'s; the project and stdout."""
-    project = tmp_path / "written"
-    project.mkdir()
-    (project / "project.godot").write_text(
-        f'config_version={engine.major + 1}\n\n[application]\n\nconfig/name="Map"\n'
-    )
-    (project / "w.gd").write_text(script)
-    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
-    run = subprocess.run(
-        [*engine.headless_argv(), "--path", str(project), "--script", "res://w.gd"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    return project, run.stdout
-
-
 @pytest.mark.godot
 def test_the_map_each_engine_writes_reads_back_exactly(tmp_path: Path, engine: Engine) -> None:
     engine.require()
     four = engine.major == 4
-    project, _ = run_script(engine, tmp_path, WRITER4 if four else WRITER3)
+    project, _ = engine.run_script(tmp_path, WRITER4 if four else WRITER3)
     text = (project / "project.godot").read_text()
     assert ("keycode" if four else "scancode") in text, text
     expected = WRITTEN + (
@@ -624,7 +602,7 @@ def test_each_engines_own_key_names_are_the_table_of_its_numbering(
 ) -> None:
     engine.require()
     four = engine.major == 4
-    _, out = run_script(engine, tmp_path, DUMP4 if four else DUMP3)
+    _, out = engine.run_script(tmp_path, DUMP4 if four else DUMP3)
     (line,) = [x for x in out.splitlines() if x.startswith("KEYS ")]
     named = {int(code): name for code, name in json.loads(line[len("KEYS ") :]).items()}
     assert named == (KEYCODES if four else SCANCODES)

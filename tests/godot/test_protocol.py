@@ -76,6 +76,16 @@ def test_each_reply_is_read_as_the_bridges_send_it() -> None:
         (Ping.parse, {"fps": 60}, "the game's answer to ping is malformed: frame is missing"),
         (Ping.parse, [], "the game's answer to ping is malformed: the reply is not an object"),
         (
+            Ping.parse,
+            {"frame": None, "fps": 60},
+            "the game's answer to ping is malformed: frame is not an integer",
+        ),
+        (
+            Values.parse,
+            {"class": None, "values": {}, "truncated": False},
+            "the game's answer to get is malformed: class is not a string",
+        ),
+        (
             Applied.parse,
             {"applied": True, "frame": 1},
             "the game's answer to input is malformed: applied is not an integer",

@@ -4,20 +4,14 @@ refusal a hostile project or caller could ask for."""
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import pytest
 
 from godot_mcp.engine.project.source import MAX_BYTES, read_source
 from godot_mcp.errors import InvalidArgument
-
-
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "p"
-    (root / "src").mkdir(parents=True)
-    (root / "project.godot").write_text("config_version=4\n")
-    return root
+from tests.support.projects import plant_unreadables
+from tests.support.projects import source_project as project
 
 
 def refused(root: Path, path: str, message: str) -> None:
@@ -41,17 +35,7 @@ def test_a_script_reads_as_its_lines_and_its_bytes_hash(tmp_path: Path) -> None:
 
 def test_what_project_source_never_reads(tmp_path: Path) -> None:
     root = project(tmp_path)
-    outside = tmp_path / "secret.txt"
-    outside.write_text("password\n")
-    (root / "out.gd").symlink_to(outside)
-    (root / "src" / "up").symlink_to(tmp_path)
-    (root / "export_presets.cfg").write_text('[preset.0]\nkeystore/release_password="x"\n')
-    (root / ".godot").mkdir()
-    (root / ".godot" / "cache.cfg").write_text("x\n")
-    (root / ".env").write_text("TOKEN=x\n")
-    (root / "blob.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
-    (root / "latin1.gd").write_bytes(b"caf\xe9\n")
-    os.mkfifo(root / "pipe.gd")
+    plant_unreadables(root, tmp_path)
     (root / "big.txt").write_bytes(b"x" * (MAX_BYTES + 1))
     only = "project.source reads the project's own text files only"
     refused(root, "res://out.gd", f"'res://out.gd' leads out of the project through a link; {only}")

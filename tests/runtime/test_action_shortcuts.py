@@ -147,6 +147,23 @@ async def counts(c, sid: str) -> dict[str, Any]:
     return pressed | seen
 
 
+async def settled_counts(c, sid: str) -> dict[str, Any]:
+    """:func:`counts` two frames on, so that an extra press, were there one, has landed."""
+    await send(c, sid, {"type": "wait", "frames": 2})
+    return await counts(c, sid)
+
+
+def presses(start: int, bare: int, seen: int) -> dict[str, Any]:
+    """The counts with no taken press: ``seen`` is each of the watcher's two handlers'."""
+    return {
+        "start_presses": start,
+        "bare_presses": bare,
+        "taken_presses": 0,
+        "input_presses": seen,
+        "unhandled_presses": seen,
+    }
+
+
 @pytest.mark.parametrize("mode", ["headless", "windowed"])
 async def test_an_action_presses_its_shortcut_once_and_each_handler_sees_it_once(
     lab: Path, tmp_path: Path, mode: str
@@ -161,14 +178,7 @@ async def test_an_action_presses_its_shortcut_once_and_each_handler_sees_it_once
                 c, sid, {"type": "action", "action": "start_game"}, {"type": "wait", "frames": 1}
             )
             await until(c, sid, ROOT, "start_presses", 1)
-            await send(c, sid, {"type": "wait", "frames": 2})
-            assert await counts(c, sid) == {
-                "start_presses": 1,
-                "bare_presses": 0,
-                "taken_presses": 0,
-                "input_presses": 1,
-                "unhandled_presses": 1,
-            }
+            assert await settled_counts(c, sid) == presses(start=1, bare=0, seen=1)
 
             # Held, then released: the action is pressed while held, as before, and the
             # press and release make one more button press, no more.
@@ -177,26 +187,12 @@ async def test_an_action_presses_its_shortcut_once_and_each_handler_sees_it_once
             await send(c, sid, {"type": "action", "action": "start_game", "pressed": False})
             await until(c, sid, WATCH, "held", False)
             await until(c, sid, ROOT, "start_presses", 2)
-            await send(c, sid, {"type": "wait", "frames": 2})
-            assert await counts(c, sid) == {
-                "start_presses": 2,
-                "bare_presses": 0,
-                "taken_presses": 0,
-                "input_presses": 2,
-                "unhandled_presses": 2,
-            }
+            assert await settled_counts(c, sid) == presses(start=2, bare=0, seen=2)
 
             # An action with no events in the map presses its own button only.
             await send(c, sid, {"type": "action", "action": "bare"})
             await until(c, sid, ROOT, "bare_presses", 1)
-            await send(c, sid, {"type": "wait", "frames": 2})
-            assert await counts(c, sid) == {
-                "start_presses": 2,
-                "bare_presses": 1,
-                "taken_presses": 0,
-                "input_presses": 2,
-                "unhandled_presses": 2,
-            }
+            assert await settled_counts(c, sid) == presses(start=2, bare=1, seen=2)
 
             # An action a handler took reaches no shortcut: the button stays unpressed.
             await send(c, sid, {"type": "action", "action": "taken"}, {"type": "wait", "frames": 2})

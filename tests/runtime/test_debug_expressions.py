@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from tests.support.engines import Engine
-from tests.support.servers import stdio_client
+from tests.support.servers import answer, ok, stdio_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.slow]
 
@@ -67,18 +67,6 @@ def project(root: Path, engine: Engine) -> Path:
     unique = "unique_name_in_owner = true\n" if engine.major >= 4 else ""
     (root / "main.tscn").write_text(engine.port(SCENE.format(unique=unique)))
     return root
-
-
-async def answer(c: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(tool.replace(".", "_"), args)
-    assert r.structured_content is not None
-    return r.structured_content
-
-
-async def ok(c: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    got = await answer(c, tool, args)
-    assert got["outcome"] == "ok", (tool, got)
-    return got
 
 
 def frames(state: dict[str, Any]) -> list[tuple[str, int, str]]:

@@ -13,7 +13,7 @@ import pytest
 
 from tests.mcp.conftest import Connect, transport_factory
 from tests.support.engines import Engine
-from tests.support.servers import ServedProject, serve_project
+from tests.support.servers import ServedProject, answer, ok, serve_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
@@ -92,18 +92,6 @@ def debug_env(tmp_path_factory: pytest.TempPathFactory, engine: Engine) -> Itera
 @pytest.fixture(params=["stdio", "http"])
 def debug(request: pytest.FixtureRequest, debug_env: ServedProject) -> Connect:
     return transport_factory(request.param, debug_env)
-
-
-async def answer(c: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    r = await c.call_tool(tool.replace(".", "_"), args)
-    assert r.structured_content is not None
-    return r.structured_content
-
-
-async def ok(c: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    got = await answer(c, tool, args)
-    assert got["outcome"] == "ok", (tool, got)
-    return got
 
 
 def top(state: dict[str, Any]) -> tuple[str, int, str]:

@@ -21,44 +21,29 @@ import pytest
 from godot_mcp.features.game.files import NOT_REGULAR, TOO_MANY_PIXELS
 from tests.runtime.test_captures import ok
 from tests.support.engines import Engine
+from tests.support.interceptor import interceptor
 from tests.support.servers import ServedProject, serve_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.godot, pytest.mark.usefixtures("engine")]
 
 BOMB_SIDE = 12000
 
-# Both read the server's commands before the bridge does (physics steps run before the frame's
-# idle step, where the bridge reads; several a frame at 240 ticks a second), answer each capture
-# command themselves, and hand every other command on to the bridge's own inbox.
-HOSTILE4 = """extends Node
-
-var _pending = ""
-
-func _ready():
-	Engine.physics_ticks_per_second = 240
-
-func _physics_process(_delta):
-	var tree = get_tree()
-	var peer = tree.get("_peer")
-	if peer == null or peer.get_status() != StreamPeerTCP.STATUS_CONNECTED:
-		return
-	var count = peer.get_available_bytes()
-	if count > 0:
-		_pending += peer.get_data(count)[1].get_string_from_utf8()
-	while _pending.find("\\n") >= 0:
-		var at = _pending.find("\\n")
-		var line = _pending.substr(0, at)
-		_pending = _pending.substr(at + 1)
-		var cmd = JSON.parse_string(line)
-		var mode = FileAccess.get_file_as_string("res://mode.txt").strip_edges()
-		if typeof(cmd) == TYPE_DICTIONARY and cmd.get("cmd") in ["screenshot", "record"] \\
-				and mode != "none":
-			_answer(tree, cmd, mode)
-		else:
-			var inbox = tree.get("_inbox")
-			inbox.append_array((line + "\\n").to_utf8_buffer())
-			tree.set("_inbox", inbox)
-
+# Both answer each capture command themselves, as the mode file says, and hand every other
+# command on to the bridge (tests/support/interceptor.py).
+TAKES = (
+    'typeof(cmd) == TYPE_DICTIONARY and cmd.get("cmd") in ["screenshot", "record"] \\\n'
+    '\t\t\t\tand mode != "none"'
+)
+MODE4 = '\t\tvar mode = FileAccess.get_file_as_string("res://mode.txt").strip_edges()\n'
+MODE3 = (
+    "\t\tvar f = File.new()\n"
+    '\t\tf.open("res://mode.txt", File.READ)\n'
+    "\t\tvar mode = f.get_as_text().strip_edges()\n"
+    "\t\tf.close()\n"
+)
+HOSTILE4 = (
+    interceptor(4, TAKES, "_answer(tree, cmd, mode)", MODE4)
+    + """
 func _answer(tree, cmd, mode):
 	var paths = [cmd.get("path")] if cmd.get("cmd") == "screenshot" else cmd.get("paths")
 	var side = 64
@@ -76,39 +61,11 @@ func _answer(tree, cmd, mode):
 		frames.append({"width": side, "height": side, "grab_ms": 1, "save_ms": 1})
 	tree.call("_send", {"id": int(cmd.get("id")), "ok": true, "frames": frames})
 """
+)
 
-HOSTILE3 = """extends Node
-
-var _pending = ""
-
-func _ready():
-	Engine.iterations_per_second = 240
-
-func _physics_process(_delta):
-	var tree = get_tree()
-	var peer = tree.get("_peer")
-	if peer == null or peer.get_status() != StreamPeerTCP.STATUS_CONNECTED:
-		return
-	var count = peer.get_available_bytes()
-	if count > 0:
-		_pending += peer.get_data(count)[1].get_string_from_utf8()
-	while _pending.find("\\n") >= 0:
-		var at = _pending.find("\\n")
-		var line = _pending.substr(0, at)
-		_pending = _pending.substr(at + 1, -1)
-		var cmd = JSON.parse(line).result
-		var f = File.new()
-		f.open("res://mode.txt", File.READ)
-		var mode = f.get_as_text().strip_edges()
-		f.close()
-		if typeof(cmd) == TYPE_DICTIONARY and cmd.get("cmd") in ["screenshot", "record"] \\
-				and mode != "none":
-			_answer(tree, cmd, mode)
-		else:
-			var inbox = tree.get("_inbox")
-			inbox.append_array((line + "\\n").to_utf8())
-			tree.set("_inbox", inbox)
-
+HOSTILE3 = (
+    interceptor(3, TAKES, "_answer(tree, cmd, mode)", MODE3)
+    + """
 func _answer(tree, cmd, mode):
 	var paths = [cmd.get("path")] if cmd.get("cmd") == "screenshot" else cmd.get("paths")
 	var side = 64
@@ -131,6 +88,7 @@ func _answer(tree, cmd, mode):
 		frames.append({"width": side, "height": side, "grab_ms": 1, "save_ms": 1})
 	tree.call("_send", {"id": int(cmd.get("id")), "ok": true, "frames": frames})
 """
+)
 
 
 def chunk(kind: bytes, data: bytes) -> bytes:

@@ -17,6 +17,7 @@ import pytest
 
 from tests.runtime.test_captures import ok
 from tests.support.engines import Engine
+from tests.support.interceptor import interceptor
 from tests.support.rawstdio import RawStdio, raw_stdio
 from tests.support.servers import ServedProject, serve_project
 
@@ -84,62 +85,12 @@ def main_scene() -> str:
 
 
 # A node that answers the bridge's tree commands asking for a group "forged-…" itself, with
-# listings the bridge never sends, and hands every other command on to the bridge (as
-# tests/runtime/test_hostile_captures.py's autoload does).
-FORGER_HEAD4 = """extends Node
-
-var _pending = ""
-
-func _ready():
-	Engine.physics_ticks_per_second = 240
-
-func _physics_process(_delta):
-	var tree = get_tree()
-	var peer = tree.get("_peer")
-	if peer == null or peer.get_status() != StreamPeerTCP.STATUS_CONNECTED:
-		return
-	var count = peer.get_available_bytes()
-	if count > 0:
-		_pending += peer.get_data(count)[1].get_string_from_utf8()
-	while _pending.find("\\n") >= 0:
-		var at = _pending.find("\\n")
-		var line = _pending.substr(0, at)
-		_pending = _pending.substr(at + 1)
-		var cmd = JSON.parse_string(line)
-		if typeof(cmd) == TYPE_DICTIONARY and str(cmd.get("group", "")).begins_with("forged"):
-			tree.call("_send", _forged(cmd))
-		else:
-			var inbox = tree.get("_inbox")
-			inbox.append_array((line + "\\n").to_utf8_buffer())
-			tree.set("_inbox", inbox)
-"""
-FORGER_HEAD3 = """extends Node
-
-var _pending = ""
-
-func _ready():
-	Engine.iterations_per_second = 240
-
-func _physics_process(_delta):
-	var tree = get_tree()
-	var peer = tree.get("_peer")
-	if peer == null or peer.get_status() != StreamPeerTCP.STATUS_CONNECTED:
-		return
-	var count = peer.get_available_bytes()
-	if count > 0:
-		_pending += peer.get_data(count)[1].get_string_from_utf8()
-	while _pending.find("\\n") >= 0:
-		var at = _pending.find("\\n")
-		var line = _pending.substr(0, at)
-		_pending = _pending.substr(at + 1, -1)
-		var cmd = JSON.parse(line).result
-		if typeof(cmd) == TYPE_DICTIONARY and str(cmd.get("group", "")).begins_with("forged"):
-			tree.call("_send", _forged(cmd))
-		else:
-			var inbox = tree.get("_inbox")
-			inbox.append_array((line + "\\n").to_utf8())
-			tree.set("_inbox", inbox)
-"""
+# listings the bridge never sends, and hands every other command on to the bridge
+# (tests/support/interceptor.py).
+FORGED = 'typeof(cmd) == TYPE_DICTIONARY and str(cmd.get("group", "")).begins_with("forged")'
+ANSWER = 'tree.call("_send", _forged(cmd))'
+FORGER_HEAD4 = interceptor(4, FORGED, ANSWER)
+FORGER_HEAD3 = interceptor(3, FORGED, ANSWER)
 FORGER_TAIL = """
 func _forged(cmd):
 	var kind = str(cmd.get("group"))

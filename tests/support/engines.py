@@ -14,6 +14,7 @@ import dataclasses
 import os
 import re
 import shutil
+import subprocess
 import warnings
 import zlib
 from dataclasses import dataclass
@@ -75,6 +76,28 @@ class Engine:
     def headless_argv(self) -> list[str]:
         """The start of a headless command line (Godot 4 is its own binary with --headless)."""
         return [self.headless, "--headless"] if self.major == 4 else [self.headless]
+
+    def run_script(
+        self, tmp_path: Path, script: str, application: str = 'config/name="Map"\n'
+    ) -> tuple[Path, str]:
+        """Run ``script`` headless (``--script``) in a fresh project at ``tmp_path/written``
+        whose ``[application]`` section is ``application``; the project and stdout."""
+        project = tmp_path / "written"
+        project.mkdir()
+        (project / "project.godot").write_text(
+            f"config_version={self.major + 1}\n\n[application]\n\n{application}"
+        )
+        (project / "w.gd").write_text(script)
+        env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+        run = subprocess.run(
+            [*self.headless_argv(), "--path", str(project), "--script", "res://w.gd"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+        return project, run.stdout
 
     def copy_demo(self, target: Path) -> Path:
         """A private copy of this engine's demo project."""

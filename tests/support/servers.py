@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx2
 from mcp import Client, StdioServerParameters
@@ -79,6 +80,20 @@ class HttpServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
+
+
+async def answer(c: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The structured answer of ``tool`` (its dotted name) called with ``args``."""
+    r = await c.call_tool(tool.replace(".", "_"), args)
+    assert r.structured_content is not None
+    return r.structured_content
+
+
+async def ok(c: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """:func:`answer`, asserted to be an ``ok`` outcome."""
+    got = await answer(c, tool, args)
+    assert got["outcome"] == "ok", (tool, got)
+    return got
 
 
 def make_tokens(state_dir: Path, principals: list[str]) -> dict[str, str]:

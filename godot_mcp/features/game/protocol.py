@@ -67,7 +67,7 @@ class _Reply:
 
     def integer(self, key: str, optional: bool = False) -> int | None:
         value = self._get(key, optional)
-        if value is None:
+        if value is None and optional:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise malformed(self.cmd, key, "is not an integer")
@@ -108,7 +108,9 @@ class _Reply:
 
     def text(self, key: str, optional: bool = False) -> str | None:
         value = self._get(key, optional)
-        if value is not None and not isinstance(value, str):
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
             raise malformed(self.cmd, key, "is not a string")
         return value
 
@@ -260,22 +262,15 @@ def _run(item: dict[str, Any]) -> dict[str, Any]:
     """A collapsed run of a ``tree`` reply: its first node's path, class and script, how many
     siblings (at least ``COLLAPSE_RUN``) and the last one's path."""
     r = _Reply("tree", item)
-    run: dict[str, Any] = {key: _required_text(r, key) for key in ("path", "class")}
+    run: dict[str, Any] = {key: r.text(key) for key in ("path", "class")}
     if (script := r.text("script", optional=True)) is not None:
         run["script"] = script
     count = r.count("count")
     if count < COLLAPSE_RUN:
         raise malformed("tree", "count", f"is under {COLLAPSE_RUN}")
     run["count"] = count
-    run["last"] = _required_text(r, "last")
+    run["last"] = r.text("last")
     return run
-
-
-def _required_text(r: _Reply, key: str) -> str:
-    value = r.text(key)
-    if value is None:
-        raise malformed(r.cmd, key, "is not a string")
-    return value
 
 
 @dataclass(frozen=True)

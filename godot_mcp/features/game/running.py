@@ -41,7 +41,6 @@ class RunningGame:
         scratch: Path,
         scrub: Scrubber,
     ) -> None:
-        self._born = time.monotonic()
         self.mode = mode
         # Before the log and its readers: a reader thread asks it from its first line on.
         self.gate: Gate | None = None  # a debugger's breaks, for a session started with one

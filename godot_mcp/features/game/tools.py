@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +38,7 @@ from godot_mcp.features.game.scenetree import (
     check_script,
 )
 from godot_mcp.features.game.waiting import MAX_WAIT_SECONDS
-from godot_mcp.mcp.budget import Budget, cost, fit_text, marker
+from godot_mcp.mcp.budget import Budget, cost, fit_text, json_size, marker
 from godot_mcp.mcp.describe import artifact_dict, resource_link
 from godot_mcp.mcp.disclosure import WRITES_DISABLED
 from godot_mcp.mcp.outcomes import ok
@@ -665,7 +664,9 @@ async def node_get(call: Call) -> types.CallToolResult:
     )
     budget = call.budget
     # A value larger than a whole answer stands as a marker; the others shrink as a list.
-    pairs = [(k, v if cost(v) < budget.room else marker(_size(v))) for k, v in read.values.items()]
+    pairs = [
+        (k, v if cost(v) < budget.room else marker(json_size(v))) for k, v in read.values.items()
+    ]
 
     def build(kept: Sequence[tuple[str, Any]]) -> types.CallToolResult:
         truncated = read.truncated or len(kept) < len(pairs)
@@ -674,10 +675,6 @@ async def node_get(call: Call) -> types.CallToolResult:
 
     result, _ = budget.fit_list(pairs, build)
     return result
-
-
-def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 async def node_set(call: Call) -> types.CallToolResult:

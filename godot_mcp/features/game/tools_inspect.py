@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +9,7 @@ from mcp import types
 
 from godot_mcp.features.game.protocol import INSPECT_LISTS
 from godot_mcp.features.game.tools import SESSION_ID, VALUE
-from godot_mcp.mcp.budget import cost, marker
+from godot_mcp.mcp.budget import cost, json_size, marker
 from godot_mcp.mcp.outcomes import ok
 from godot_mcp.mcp.spec import BOOLEAN, CODE, INTEGER, NULL, STRING, Arg, Tool
 
@@ -31,7 +30,7 @@ async def node_inspect(call: Call) -> types.CallToolResult:
     for key in _KEEP_ORDER:
         for item in read.parts.get(key, ()):
             if key == "properties" and cost(item["value"]) >= budget.room:
-                item = {**item, "value": marker(_size(item["value"]))}  # larger than any answer
+                item = {**item, "value": marker(json_size(item["value"]))}  # larger than any answer
             items.append((key, item))
 
     def build(kept: Sequence[tuple[str, Any]]) -> types.CallToolResult:
@@ -47,10 +46,6 @@ async def node_inspect(call: Call) -> types.CallToolResult:
 
     result, _ = budget.fit_list(items, build)
     return result
-
-
-def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def _object(**fields: Any) -> dict[str, Any]:
