@@ -1263,10 +1263,13 @@ var _script_methods := {}  # a script's instance id -> {method name: true}, for 
 var _inspect_room := 0  # bytes of items the reply being built may still take
 
 
-# Whether `item` still fits the reply (its room taken if so).
-func _inspect_fits(item) -> bool:
+# Whether `item` may join `list`: under INSPECT_MAX items and still fitting the reply (its room
+# taken if so); if not, `part` is named in `truncated` (once).
+func _inspect_keeps(list: Array, item, truncated: Array, part: String) -> bool:
 	var size := _json(item).to_utf8().size()
-	if size > _inspect_room:
+	if list.size() >= INSPECT_MAX or size > _inspect_room:
+		if not part in truncated:
+			truncated.append(part)
 		return false
 	_inspect_room -= size
 	return true
@@ -1413,8 +1416,7 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 				continue
 			var entry := {"name": f[0], "args": _arg_names(listed[f[0]], f[2]),
 				"path": script.resource_path, "line": f[1]}
-			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-				truncated.append("methods")
+			if not _inspect_keeps(out, entry, truncated, "methods"):
 				return out
 			out.append(entry)
 	return out
@@ -1531,15 +1533,11 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 			if not _made_by_project(target, method, int(c.get("flags", 0))):
 				continue
 			var entry := {"node": _object_name(target), "method": method}
-			if connections.size() >= INSPECT_MAX or not _inspect_fits(entry):
-				if not "signals" in truncated:
-					truncated.append("signals")
+			if not _inspect_keeps(connections, entry, truncated, "signals"):
 				break
 			connections.append(entry)
 		if declared.has(sname) or not connections.empty():
-			if out.size() >= INSPECT_MAX or not _inspect_fits(sname):
-				if not "signals" in truncated:
-					truncated.append("signals")
+			if not _inspect_keeps(out, sname, truncated, "signals"):
 				break
 			out.append({"name": sname, "connections": connections})
 	return out
@@ -1562,8 +1560,7 @@ func _inspect_incoming(node: Node, truncated: Array) -> Array:
 		if not _made_by_project(node, method, flags):
 			continue
 		var entry := {"node": _object_name(source), "signal": sname, "method": method}
-		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-			truncated.append("connected_in")
+		if not _inspect_keeps(out, entry, truncated, "connected_in"):
 			break
 		out.append(entry)
 	return out
@@ -1618,8 +1615,7 @@ func _inspect_groups(node: Node, truncated: Array) -> Array:
 	out.sort()
 	var kept := []
 	for gname in out:
-		if kept.size() >= INSPECT_MAX or not _inspect_fits(gname):
-			truncated.append("groups")
+		if not _inspect_keeps(kept, gname, truncated, "groups"):
 			break
 		kept.append(gname)
 	return kept
@@ -1642,8 +1638,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 				continue
 			seen[pname] = true
 			var entry := _inspect_property(p, node.get(pname))
-			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-				truncated.append("properties")
+			if not _inspect_keeps(out, entry, truncated, "properties"):
 				return out
 			out.append(entry)
 	var cls := node.get_class()
@@ -1657,8 +1652,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 		if defaults != null and _same(_encode(value), _encode(defaults.get(pname))):
 			continue
 		var entry := _inspect_property(p, value)
-		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-			truncated.append("properties")
+		if not _inspect_keeps(out, entry, truncated, "properties"):
 			break
 		out.append(entry)
 	if defaults is Node:
