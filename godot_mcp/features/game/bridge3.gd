@@ -1406,8 +1406,7 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 		else:  # no source: what this script adds to its base's list, without a line
 			var base_names := {}
 			if i + 1 < chain.size():
-				for m in chain[i + 1].get_script_method_list():
-					base_names[str(m.get("name", ""))] = true
+				base_names = _names_in(chain[i + 1].get_script_method_list())
 			for mname in listed:
 				if not base_names.has(mname) and mname != "_init":
 					found.append([mname, null, []])
@@ -1501,9 +1500,7 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 	var names := []
 	var declared := {}
 	if not chain.empty():
-		var listed := {}
-		for s in chain[0].get_script_signal_list():
-			listed[str(s.get("name", ""))] = true
+		var listed := _names_in(chain[0].get_script_signal_list())
 		# In the order the sources declare them (the script's own first): the engine's list
 		# has no order.
 		for script in chain:
@@ -1586,11 +1583,16 @@ func _script_defines(target: Object, method: String) -> bool:
 		return false
 	var key: int = script.get_instance_id()
 	if not _script_methods.has(key):
-		var names := {}
-		for m in script.get_script_method_list():
-			names[str(m.get("name", ""))] = true
-		_script_methods[key] = names
+		_script_methods[key] = _names_in(script.get_script_method_list())
 	return _script_methods[key].has(method)
+
+
+# {name: true} of each entry of an engine list (methods, signals, properties).
+func _names_in(listed: Array) -> Dictionary:
+	var names := {}
+	for entry in listed:
+		names[str(entry.get("name", ""))] = true
+	return names
 
 
 # A node by its absolute path; another object by its res:// path, else its class.
@@ -1629,8 +1631,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 	for i in range(chain.size()):
 		var base_names := {}
 		if i + 1 < chain.size():
-			for p in chain[i + 1].get_script_property_list():
-				base_names[str(p.get("name", ""))] = true
+			base_names = _names_in(chain[i + 1].get_script_property_list())
 		for p in chain[i].get_script_property_list():
 			var pname := str(p.get("name", ""))
 			if seen.has(pname) or base_names.has(pname) \

@@ -2051,11 +2051,7 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 			var base_names: Dictionary = {}
 			if i + 1 < chain.size():
 				var base: Script = chain[i + 1]
-				var base_methods: Array = base.get_script_method_list()
-				var b: int = 0
-				while b < base_methods.size():
-					base_names[str(_as_dict(base_methods[b]).get("name", ""))] = true
-					b += 1
+				base_names = _names_in(base.get_script_method_list())
 			var names: Array = listed.keys()
 			var n: int = 0
 			while n < names.size():
@@ -2172,12 +2168,7 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 	var declared: Dictionary = {}
 	if not chain.is_empty():
 		var script: Script = chain[0]
-		var signals: Array = script.get_script_signal_list()
-		var listed_names: Dictionary = {}
-		var i: int = 0
-		while i < signals.size():
-			listed_names[str(_as_dict(signals[i]).get("name", ""))] = true
-			i += 1
+		var listed_names: Dictionary = _names_in(script.get_script_signal_list())
 		# In the order the sources declare them (the script's own first), then any other.
 		var c: int = 0
 		while c < chain.size():
@@ -2284,15 +2275,19 @@ func _script_defines(target: Object, method: String) -> bool:
 		return false
 	var key: int = script.get_instance_id()
 	if not _script_methods.has(key):
-		var names: Dictionary = {}
-		var methods: Array = script.get_script_method_list()
-		var i: int = 0
-		while i < methods.size():
-			names[str(_as_dict(methods[i]).get("name", ""))] = true
-			i += 1
-		_script_methods[key] = names
+		_script_methods[key] = _names_in(script.get_script_method_list())
 	var known: Dictionary = _script_methods[key]
 	return known.has(method)
+
+
+# {name: true} of each entry of an engine list (methods, signals, properties).
+func _names_in(listed: Array) -> Dictionary:
+	var names: Dictionary = {}
+	var i: int = 0
+	while i < listed.size():
+		names[str(_as_dict(listed[i]).get("name", ""))] = true
+		i += 1
+	return names
 
 
 # A node by its absolute path; another object by its res:// path, else its class.
@@ -2339,11 +2334,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 		var base_names: Dictionary = {}
 		if i + 1 < chain.size():
 			var base: Script = chain[i + 1]
-			var base_listed: Array = base.get_script_property_list()
-			var b: int = 0
-			while b < base_listed.size():
-				base_names[str(_as_dict(base_listed[b]).get("name", ""))] = true
-				b += 1
+			base_names = _names_in(base.get_script_property_list())
 		var script: Script = chain[i]
 		i += 1
 		var listed: Array = script.get_script_property_list()
