@@ -1327,12 +1327,9 @@ func _inspect_script(chain: Array):
 
 func _script_class_name(script) -> String:
 	var path: String = script.resource_path
-	if path != "" and ProjectSettings.has_setting("_global_script_classes"):
-		var listed = ProjectSettings.get_setting("_global_script_classes")
-		if typeof(listed) == TYPE_ARRAY:
-			for entry in listed:
-				if typeof(entry) == TYPE_DICTIONARY and str(entry.get("path", "")) == path:
-					return str(entry.get("class", ""))
+	var classes := _tree_script_classes() if path != "" else {}
+	if classes.has(path):
+		return str(classes[path])
 	for line in _source_of(script).split("\n"):
 		var found := _declared(line, "class_name")
 		if found != "":
