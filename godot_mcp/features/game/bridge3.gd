@@ -1263,10 +1263,13 @@ var _script_methods := {}  # a script's instance id -> {method name: true}, for 
 var _inspect_room := 0  # bytes of items the reply being built may still take
 
 
-# Whether `item` still fits the reply (its room taken if so).
-func _inspect_fits(item) -> bool:
+# Whether `item` may join `list`: under INSPECT_MAX items and still fitting the reply (its room
+# taken if so); if not, `part` is named in `truncated` (once).
+func _inspect_keeps(list: Array, item, truncated: Array, part: String) -> bool:
 	var size := _json(item).to_utf8().size()
-	if size > _inspect_room:
+	if list.size() >= INSPECT_MAX or size > _inspect_room:
+		if not part in truncated:
+			truncated.append(part)
 		return false
 	_inspect_room -= size
 	return true
@@ -1324,12 +1327,9 @@ func _inspect_script(chain: Array):
 
 func _script_class_name(script) -> String:
 	var path: String = script.resource_path
-	if path != "" and ProjectSettings.has_setting("_global_script_classes"):
-		var listed = ProjectSettings.get_setting("_global_script_classes")
-		if typeof(listed) == TYPE_ARRAY:
-			for entry in listed:
-				if typeof(entry) == TYPE_DICTIONARY and str(entry.get("path", "")) == path:
-					return str(entry.get("class", ""))
+	var classes := _tree_script_classes() if path != "" else {}
+	if classes.has(path):
+		return str(classes[path])
 	for line in _source_of(script).split("\n"):
 		var found := _declared(line, "class_name")
 		if found != "":
@@ -1403,8 +1403,7 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 		else:  # no source: what this script adds to its base's list, without a line
 			var base_names := {}
 			if i + 1 < chain.size():
-				for m in chain[i + 1].get_script_method_list():
-					base_names[str(m.get("name", ""))] = true
+				base_names = _names_in(chain[i + 1].get_script_method_list())
 			for mname in listed:
 				if not base_names.has(mname) and mname != "_init":
 					found.append([mname, null, []])
@@ -1413,8 +1412,7 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 				continue
 			var entry := {"name": f[0], "args": _arg_names(listed[f[0]], f[2]),
 				"path": script.resource_path, "line": f[1]}
-			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-				truncated.append("methods")
+			if not _inspect_keeps(out, entry, truncated, "methods"):
 				return out
 			out.append(entry)
 	return out
@@ -1499,9 +1497,7 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 	var names := []
 	var declared := {}
 	if not chain.empty():
-		var listed := {}
-		for s in chain[0].get_script_signal_list():
-			listed[str(s.get("name", ""))] = true
+		var listed := _names_in(chain[0].get_script_signal_list())
 		# In the order the sources declare them (the script's own first): the engine's list
 		# has no order.
 		for script in chain:
@@ -1531,15 +1527,11 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 			if not _made_by_project(target, method, int(c.get("flags", 0))):
 				continue
 			var entry := {"node": _object_name(target), "method": method}
-			if connections.size() >= INSPECT_MAX or not _inspect_fits(entry):
-				if not "signals" in truncated:
-					truncated.append("signals")
+			if not _inspect_keeps(connections, entry, truncated, "signals"):
 				break
 			connections.append(entry)
 		if declared.has(sname) or not connections.empty():
-			if out.size() >= INSPECT_MAX or not _inspect_fits(sname):
-				if not "signals" in truncated:
-					truncated.append("signals")
+			if not _inspect_keeps(out, sname, truncated, "signals"):
 				break
 			out.append({"name": sname, "connections": connections})
 	return out
@@ -1562,8 +1554,7 @@ func _inspect_incoming(node: Node, truncated: Array) -> Array:
 		if not _made_by_project(node, method, flags):
 			continue
 		var entry := {"node": _object_name(source), "signal": sname, "method": method}
-		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-			truncated.append("connected_in")
+		if not _inspect_keeps(out, entry, truncated, "connected_in"):
 			break
 		out.append(entry)
 	return out
@@ -1589,11 +1580,16 @@ func _script_defines(target: Object, method: String) -> bool:
 		return false
 	var key: int = script.get_instance_id()
 	if not _script_methods.has(key):
-		var names := {}
-		for m in script.get_script_method_list():
-			names[str(m.get("name", ""))] = true
-		_script_methods[key] = names
+		_script_methods[key] = _names_in(script.get_script_method_list())
 	return _script_methods[key].has(method)
+
+
+# {name: true} of each entry of an engine list (methods, signals, properties).
+func _names_in(listed: Array) -> Dictionary:
+	var names := {}
+	for entry in listed:
+		names[str(entry.get("name", ""))] = true
+	return names
 
 
 # A node by its absolute path; another object by its res:// path, else its class.
@@ -1618,8 +1614,7 @@ func _inspect_groups(node: Node, truncated: Array) -> Array:
 	out.sort()
 	var kept := []
 	for gname in out:
-		if kept.size() >= INSPECT_MAX or not _inspect_fits(gname):
-			truncated.append("groups")
+		if not _inspect_keeps(kept, gname, truncated, "groups"):
 			break
 		kept.append(gname)
 	return kept
@@ -1633,8 +1628,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 	for i in range(chain.size()):
 		var base_names := {}
 		if i + 1 < chain.size():
-			for p in chain[i + 1].get_script_property_list():
-				base_names[str(p.get("name", ""))] = true
+			base_names = _names_in(chain[i + 1].get_script_property_list())
 		for p in chain[i].get_script_property_list():
 			var pname := str(p.get("name", ""))
 			if seen.has(pname) or base_names.has(pname) \
@@ -1642,8 +1636,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 				continue
 			seen[pname] = true
 			var entry := _inspect_property(p, node.get(pname))
-			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-				truncated.append("properties")
+			if not _inspect_keeps(out, entry, truncated, "properties"):
 				return out
 			out.append(entry)
 	var cls := node.get_class()
@@ -1657,8 +1650,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 		if defaults != null and _same(_encode(value), _encode(defaults.get(pname))):
 			continue
 		var entry := _inspect_property(p, value)
-		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-			truncated.append("properties")
+		if not _inspect_keeps(out, entry, truncated, "properties"):
 			break
 		out.append(entry)
 	if defaults is Node:

@@ -1943,10 +1943,13 @@ var _script_methods: Dictionary = {}  # a script's instance id -> {method name: 
 var _inspect_room: int = 0  # bytes of items the reply being built may still take
 
 
-# Whether `item` still fits the reply (its room taken if so).
-func _inspect_fits(item: Variant) -> bool:
+# Whether `item` may join `list`: under INSPECT_MAX items and still fitting the reply (its room
+# taken if so); if not, `part` is named in `truncated` (once).
+func _inspect_keeps(list: Array, item: Variant, truncated: Array, part: String) -> bool:
 	var size: int = JSON.stringify(item).to_utf8_buffer().size()
-	if size > _inspect_room:
+	if list.size() >= INSPECT_MAX or size > _inspect_room:
+		if not truncated.has(part):
+			truncated.append(part)
 		return false
 	_inspect_room -= size
 	return true
@@ -2048,11 +2051,7 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 			var base_names: Dictionary = {}
 			if i + 1 < chain.size():
 				var base: Script = chain[i + 1]
-				var base_methods: Array = base.get_script_method_list()
-				var b: int = 0
-				while b < base_methods.size():
-					base_names[str(_as_dict(base_methods[b]).get("name", ""))] = true
-					b += 1
+				base_names = _names_in(base.get_script_method_list())
 			var names: Array = listed.keys()
 			var n: int = 0
 			while n < names.size():
@@ -2070,8 +2069,7 @@ func _inspect_methods(chain: Array, truncated: Array) -> Array:
 			var item: Dictionary = {"name": fname,
 				"args": _arg_names(_as_array(listed[fname]), _as_array(entry[2])),
 				"path": script.resource_path, "line": entry[1]}
-			if out.size() >= INSPECT_MAX or not _inspect_fits(item):
-				truncated.append("methods")
+			if not _inspect_keeps(out, item, truncated, "methods"):
 				return out
 			out.append(item)
 		i += 1
@@ -2170,12 +2168,7 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 	var declared: Dictionary = {}
 	if not chain.is_empty():
 		var script: Script = chain[0]
-		var signals: Array = script.get_script_signal_list()
-		var listed_names: Dictionary = {}
-		var i: int = 0
-		while i < signals.size():
-			listed_names[str(_as_dict(signals[i]).get("name", ""))] = true
-			i += 1
+		var listed_names: Dictionary = _names_in(script.get_script_signal_list())
 		# In the order the sources declare them (the script's own first), then any other.
 		var c: int = 0
 		while c < chain.size():
@@ -2226,15 +2219,11 @@ func _inspect_signals(node: Node, chain: Array, truncated: Array) -> Array:
 				continue
 			var entry: Dictionary = {"node": _object_name(callable.get_object()),
 				"method": str(callable.get_method())}
-			if connections.size() >= INSPECT_MAX or not _inspect_fits(entry):
-				if not truncated.has("signals"):
-					truncated.append("signals")
+			if not _inspect_keeps(connections, entry, truncated, "signals"):
 				break
 			connections.append(entry)
 		if declared.has(signal_name) or not connections.is_empty():
-			if out.size() >= INSPECT_MAX or not _inspect_fits(signal_name):
-				if not truncated.has("signals"):
-					truncated.append("signals")
+			if not _inspect_keeps(out, signal_name, truncated, "signals"):
 				break
 			out.append({"name": signal_name, "connections": connections})
 	return out
@@ -2257,8 +2246,7 @@ func _inspect_incoming(node: Node, truncated: Array) -> Array:
 			continue
 		var entry: Dictionary = {"node": _object_name(source), "signal": str(sig.get_name()),
 			"method": str(callable.get_method())}
-		if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-			truncated.append("connected_in")
+		if not _inspect_keeps(out, entry, truncated, "connected_in"):
 			break
 		out.append(entry)
 	return out
@@ -2287,15 +2275,19 @@ func _script_defines(target: Object, method: String) -> bool:
 		return false
 	var key: int = script.get_instance_id()
 	if not _script_methods.has(key):
-		var names: Dictionary = {}
-		var methods: Array = script.get_script_method_list()
-		var i: int = 0
-		while i < methods.size():
-			names[str(_as_dict(methods[i]).get("name", ""))] = true
-			i += 1
-		_script_methods[key] = names
+		_script_methods[key] = _names_in(script.get_script_method_list())
 	var known: Dictionary = _script_methods[key]
 	return known.has(method)
+
+
+# {name: true} of each entry of an engine list (methods, signals, properties).
+func _names_in(listed: Array) -> Dictionary:
+	var names: Dictionary = {}
+	var i: int = 0
+	while i < listed.size():
+		names[str(_as_dict(listed[i]).get("name", ""))] = true
+		i += 1
+	return names
 
 
 # A node by its absolute path; another object by its res:// path, else its class.
@@ -2325,8 +2317,7 @@ func _inspect_groups(node: Node, truncated: Array) -> Array:
 	var kept: Array = []
 	var k: int = 0
 	while k < out.size():
-		if kept.size() >= INSPECT_MAX or not _inspect_fits(out[k]):
-			truncated.append("groups")
+		if not _inspect_keeps(kept, out[k], truncated, "groups"):
 			break
 		kept.append(out[k])
 		k += 1
@@ -2343,11 +2334,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 		var base_names: Dictionary = {}
 		if i + 1 < chain.size():
 			var base: Script = chain[i + 1]
-			var base_listed: Array = base.get_script_property_list()
-			var b: int = 0
-			while b < base_listed.size():
-				base_names[str(_as_dict(base_listed[b]).get("name", ""))] = true
-				b += 1
+			base_names = _names_in(base.get_script_property_list())
 		var script: Script = chain[i]
 		i += 1
 		var listed: Array = script.get_script_property_list()
@@ -2361,8 +2348,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 				continue
 			seen[pname] = true
 			var entry: Dictionary = _inspect_property(info, node.get(pname))
-			if out.size() >= INSPECT_MAX or not _inspect_fits(entry):
-				truncated.append("properties")
+			if not _inspect_keeps(out, entry, truncated, "properties"):
 				return out
 			out.append(entry)
 	var cls: StringName = StringName(node.get_class())
@@ -2381,8 +2367,7 @@ func _inspect_properties(node: Node, chain: Array, truncated: Array) -> Array:
 		if _same(_encode(value, 0), _encode(class_default, 0)):
 			continue
 		var prop_entry: Dictionary = _inspect_property(prop, value)
-		if out.size() >= INSPECT_MAX or not _inspect_fits(prop_entry):
-			truncated.append("properties")
+		if not _inspect_keeps(out, prop_entry, truncated, "properties"):
 			break
 		out.append(prop_entry)
 	return out
